@@ -1,0 +1,68 @@
+/**
+ * @module algorithms
+ * The algorithm registry: one entry per `algorithm` name a rule may use.
+ */
+import { slidingWindow } from './sliding-window'
+import { tokenBucket } from './token-bucket'
+import type { Algorithm, AlgorithmName, Outcome, Policy } from './types'
+
+export type * from './types'
+export type { SlidingWindowState } from './sliding-window'
+export type { TokenBucketState } from './token-bucket'
+export { slidingWindow, tokenBucket }
+
+/** Every algorithm by name. */
+export const ALGORITHMS = {
+  'sliding-window': slidingWindow,
+  'token-bucket': tokenBucket,
+} as const satisfies { [N in AlgorithmName]: Algorithm<Extract<Policy, { algorithm: N }>, unknown> }
+
+/** The algorithm names, for validation messages. */
+export const ALGORITHM_NAMES = Object.keys(ALGORITHMS) as AlgorithmName[]
+
+/**
+ * Runs the policy's algorithm. The state is opaque here: the caller stores whatever the
+ * algorithm returned for this policy and hands it back unchanged.
+ *
+ * @param state - the stored state, or `undefined` for a key never seen (or expired)
+ * @param policy - the limit to apply
+ * @param nowMs - the current time, read once by the caller
+ * @param cost - units to take (0 to only look)
+ * @returns the next state and the decision
+ */
+export function runAlgorithm(
+  state: unknown,
+  policy: Policy,
+  nowMs: number,
+  cost: number
+): Outcome<unknown> {
+  switch (policy.algorithm) {
+    case 'sliding-window':
+      return slidingWindow.consume(state as never, policy, nowMs, cost)
+    case 'token-bucket':
+      return tokenBucket.consume(state as never, policy, nowMs, cost)
+    default:
+      return assertNever(policy)
+  }
+}
+
+/**
+ * When a stored state may be deleted (Unix ms).
+ *
+ * @param state - a state `runAlgorithm` returned for this policy
+ * @param policy - the policy it was computed under
+ */
+export function stateExpiresAtMs(state: unknown, policy: Policy): number {
+  switch (policy.algorithm) {
+    case 'sliding-window':
+      return slidingWindow.expiresAtMs(state as never, policy)
+    case 'token-bucket':
+      return tokenBucket.expiresAtMs(state as never, policy)
+    default:
+      return assertNever(policy)
+  }
+}
+
+function assertNever(value: never): never {
+  throw new TypeError(`unknown algorithm: ${JSON.stringify(value)}`)
+}

@@ -1,0 +1,69 @@
+/**
+ * @module algorithms/types
+ * Policies, states and the contract every algorithm implements.
+ */
+import type { Decision } from '../types'
+
+/** Sliding-window counter: at most `limit` units in any window of `periodMs` (approximately). */
+export interface SlidingWindowPolicy {
+  algorithm: 'sliding-window'
+  /** Units allowed per window. */
+  limit: number
+  /** Window length in ms. */
+  periodMs: number
+}
+
+/** Token bucket: refills `limit` tokens per `periodMs`, holds at most `burst`. */
+export interface TokenBucketPolicy {
+  algorithm: 'token-bucket'
+  /** Tokens added per period. */
+  limit: number
+  /** Refill period in ms. */
+  periodMs: number
+  /** Bucket capacity: the largest burst a full bucket admits. */
+  burst: number
+}
+
+/** Every policy the Durable Object can run, discriminated on `algorithm`. */
+export type Policy = SlidingWindowPolicy | TokenBucketPolicy
+
+/** The names of the algorithms. */
+export type AlgorithmName = Policy['algorithm']
+
+/** The result of running an algorithm: the state to keep and the decision to report. */
+export interface Outcome<S> {
+  /**
+   * The state to store. It is the very object passed in (or `undefined` if none was) when
+   * nothing was consumed, so callers can skip the write.
+   */
+  state: S | undefined
+  /** What was decided. */
+  decision: Decision
+}
+
+/** A rate-limit algorithm: pure functions of (state, policy, nowMs, cost). */
+export interface Algorithm<P extends Policy, S> {
+  /**
+   * Decides whether `cost` units may be taken now and returns the next state. A denied
+   * request (or a cost of 0) leaves the state untouched.
+   */
+  consume(state: S | undefined, policy: P, nowMs: number, cost: number): Outcome<S>
+  /** When `state` becomes equivalent to no state at all (Unix ms): idle keys may be deleted then. */
+  expiresAtMs(state: S, policy: P): number
+}
+
+/**
+ * Slack for floating-point comparisons. Counts and tokens are whole units or simple fractions,
+ * so anything within 1e-9 of a boundary is the boundary, not a rounding accident past it.
+ */
+export const EPSILON = 1e-9
+
+/**
+ * Rounds a duration up to whole ms, forgiving float noise: a wait computed as 99.99999999997 ms
+ * (or 1e10 ms plus a few millionths) is the whole number it stands for, not one more.
+ *
+ * @param ms - a computed duration
+ */
+export function ceilMs(ms: number): number {
+  return Math.ceil(ms - Math.abs(ms) * 1e-12 - EPSILON)
+}

@@ -1,0 +1,33 @@
+/**
+ * @module app
+ * The Worker's Hono app: the rate limiter in front of the origin.
+ */
+import { Hono } from 'hono'
+import bundledRules from '../rules.json'
+import { forwardToOrigin } from './http/origin'
+import { problemResponse } from './http/problem'
+import { rateLimit, type RateLimitBindings, type RateLimitOptions } from './http/rate-limit'
+import { readSettings } from './http/settings'
+import { kvRules } from './provider/rules-source'
+import { parseRules } from './rules'
+
+/**
+ * Builds the proxy app: every request passes the rate limiter, then goes to the origin.
+ *
+ * @param options - middleware options; by default the bundled `rules.json` overridden by KV
+ */
+export function createApp(options: Partial<RateLimitOptions> = {}): Hono<{ Bindings: RateLimitBindings }> {
+  const app = new Hono<{ Bindings: RateLimitBindings }>()
+  app.use(rateLimit({ rules: kvRules(() => parseRules(bundledRules, 'rules.json')), ...options }))
+  app.all('*', (c) => forwardToOrigin(c.req.raw, readSettings(c.env).origin))
+  app.onError((error) => {
+    // Whatever went wrong, the limiter answers with a problem, not a bare 500.
+    console.error(JSON.stringify({ event: 'internal-error', error: String(error), stack: (error as Error).stack }))
+    return problemResponse({
+      title: 'Service Unavailable',
+      status: 503,
+      detail: 'The rate limiter hit an internal error.',
+    })
+  })
+  return app
+}

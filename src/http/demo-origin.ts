@@ -1,0 +1,32 @@
+/**
+ * @module http/demo-origin
+ * A stand-in origin for local use (`ORIGIN=demo`): it echoes what it received, so what the
+ * limiter forwards can be seen and tested.
+ */
+
+/**
+ * Answers with JSON describing the request: method, path, query, headers and the body's
+ * length and text. `?status=<code>` picks the status, for trying error pass-through.
+ *
+ * @param request - the forwarded request
+ */
+export async function demoOrigin(request: Request): Promise<Response> {
+  const url = new URL(request.url)
+  const body = request.body ? await request.text() : ''
+  const status = Number(url.searchParams.get('status') ?? 200)
+  const payload = {
+    origin: 'demo',
+    method: request.method,
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    headers: Object.fromEntries(request.headers),
+    bodyLength: body.length,
+    body: body.slice(0, 1024),
+  }
+  const code = Number.isInteger(status) && status >= 200 && status <= 599 ? status : 200
+  const bodyless = request.method === 'HEAD' || code === 204 || code === 205 || code === 304
+  return new Response(bodyless ? null : JSON.stringify(payload, null, 2), {
+    status: code,
+    headers: { 'content-type': 'application/json', 'x-demo-origin': '1' },
+  })
+}

@@ -1,0 +1,66 @@
+/**
+ * @module http/facts
+ * Turns a `Request` into the plain facts rules look at.
+ */
+import ipaddr from 'ipaddr.js'
+import type { RequestFacts } from '../types'
+
+/**
+ * The facts of a request. The client address comes from `CF-Connecting-IP` only: Cloudflare
+ * sets it, while `X-Forwarded-For` and `True-Client-IP` can be written by the client.
+ *
+ * @param request - the incoming request
+ */
+export function requestFacts(request: Request): RequestFacts {
+  const url = new URL(request.url)
+  const cf = request.cf as { country?: unknown; asn?: unknown } | undefined
+  const facts: RequestFacts = {
+    method: request.method.toUpperCase(),
+    host: url.hostname.toLowerCase(),
+    path: normalizePath(url.pathname),
+    query: url.searchParams,
+    headers: request.headers,
+  }
+  const ip = clientAddress(request.headers.get('cf-connecting-ip'))
+  if (ip !== undefined) facts.ip = ip
+  if (typeof cf?.country === 'string' && cf.country !== '') facts.country = cf.country
+  if (typeof cf?.asn === 'number') facts.asn = cf.asn
+  return facts
+}
+
+/**
+ * The address a client is limited by: an IPv4 address as it is, an IPv4-mapped IPv6 address
+ * as its IPv4, and any other IPv6 address as its /64 network, because one subscriber usually
+ * holds a whole /64 and could otherwise rotate through 2^64 addresses.
+ *
+ * @param value - the `CF-Connecting-IP` header
+ * @returns e.g. `"203.0.113.7"` or `"2001:db8:1:2::/64"`, or `undefined` if absent or invalid
+ */
+export function clientAddress(value: string | null): string | undefined {
+  if (value === null) return undefined
+  const text = value.trim()
+  if (!ipaddr.isValid(text)) return undefined
+  const address = ipaddr.parse(text)
+  if (address.kind() === 'ipv4') return address.toString()
+  const v6 = address as ipaddr.IPv6
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString()
+  const network = new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0])
+  return `${network.toString()}/64`
+}
+
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/
+
+/**
+ * The path rules match against: percent-encoded unreserved characters decoded (`/%61pi` is
+ * `/api`), other escapes upper-cased, and runs of `/` collapsed, so that spellings an origin
+ * treats as the same path cannot slip past a rule. Dot segments are already resolved by `URL`.
+ *
+ * @param pathname - `URL.pathname`
+ */
+export function normalizePath(pathname: string): string {
+  const decoded = pathname.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const char = String.fromCharCode(parseInt(hex, 16))
+    return UNRESERVED.test(char) ? char : escape.toUpperCase()
+  })
+  return decoded.replace(/\/{2,}/g, '/')
+}

@@ -1,0 +1,60 @@
+/**
+ * @module http/origin
+ * Sends an allowed request on to the origin and hands back its response untouched.
+ */
+import { demoOrigin } from './demo-origin'
+import { problemResponse } from './problem'
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/**
+ * Forwards a request.
+ *
+ * - `origin` empty: to the zone's origin (the Worker runs on a route; `fetch(request)` goes to
+ *   the host the zone's DNS points at).
+ * - `origin` a base URL: to that URL plus the request's path and query.
+ * - `origin` `"demo"`: to the bundled demo origin, in-process.
+ *
+ * Method, headers and the streamed body go as they are; redirects are handed back to the
+ * client, not followed. A failure to reach the origin is a 502 problem, never a 500.
+ *
+ * @param request - the incoming request
+ * @param origin - the `ORIGIN` setting
+ */
+export async function forwardToOrigin(request: Request, origin: string): Promise<Response> {
+  if (origin === 'demo') return demoOrigin(request)
+  let target: Request
+  if (origin === '') {
+    // With no zone origin behind it (wrangler dev, workers.dev) this would call the Worker itself.
+    if (LOOPBACK_HOSTS.has(new URL(request.url).hostname)) {
+      return badGateway('ORIGIN is not set, and a local request has no zone origin behind it. Run `npm run dev` for the demo origin, or pass --var ORIGIN:<url>.')
+    }
+    target = request
+  } else {
+    const base = parseOrigin(origin)
+    if (!base) return badGateway(`ORIGIN ${JSON.stringify(origin)} is not an http(s) URL.`)
+    const url = new URL(request.url)
+    target = new Request(`${base}${url.pathname}${url.search}`, request)
+  }
+  try {
+    return await fetch(target, { redirect: 'manual' })
+  } catch (error) {
+    console.error(JSON.stringify({ event: 'origin-unreachable', error: String(error) }))
+    return badGateway('The origin could not be reached.')
+  }
+}
+
+/** The origin URL without a trailing slash, so its path is a prefix of every forwarded path. */
+function parseOrigin(origin: string): string | undefined {
+  try {
+    const url = new URL(origin)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
+    return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
+  } catch {
+    return undefined
+  }
+}
+
+function badGateway(detail: string): Response {
+  return problemResponse({ title: 'Bad Gateway', status: 502, detail })
+}

@@ -1,0 +1,76 @@
+/**
+ * @module http/settings
+ * The Worker's vars, parsed with defaults. A bad value falls back to the default with a
+ * warning instead of taking the limiter down.
+ */
+
+/** Which rate-limit headers responses carry. */
+export type HeaderMode = 'both' | 'legacy' | 'ietf' | 'none'
+
+/** Parsed settings. */
+export interface Settings {
+  /** Base URL of the origin, `"demo"`, or empty for the zone's own origin. */
+  origin: string
+  /** How long an isolate keeps its copy of the rules before re-reading KV. */
+  rulesRefreshMs: number
+  /** The longest wait for a Durable Object decision. */
+  limiterTimeoutMs: number
+  /** Which headers to send. */
+  headers: HeaderMode
+}
+
+/** Defaults for every setting. */
+export const DEFAULT_SETTINGS: Settings = {
+  origin: '',
+  rulesRefreshMs: 30_000,
+  limiterTimeoutMs: 1000,
+  headers: 'both',
+}
+
+/** The vars the settings are read from (all optional: library users may set none). */
+export interface SettingsVars {
+  ORIGIN?: string
+  RULES_REFRESH_SECONDS?: string | number
+  LIMITER_TIMEOUT_MS?: string | number
+  RATE_LIMIT_HEADERS?: string
+}
+
+const HEADER_MODES: readonly HeaderMode[] = ['both', 'legacy', 'ietf', 'none']
+const warned = new Set<string>()
+
+/**
+ * Reads the settings from a Worker's vars.
+ *
+ * @param vars - `c.env`
+ */
+export function readSettings(vars: SettingsVars | undefined): Settings {
+  return {
+    origin: (vars?.ORIGIN ?? '').trim(),
+    rulesRefreshMs:
+      1000 * numberVar('RULES_REFRESH_SECONDS', vars?.RULES_REFRESH_SECONDS, 1, 3600, DEFAULT_SETTINGS.rulesRefreshMs / 1000),
+    limiterTimeoutMs: numberVar('LIMITER_TIMEOUT_MS', vars?.LIMITER_TIMEOUT_MS, 1, 60_000, DEFAULT_SETTINGS.limiterTimeoutMs),
+    headers: headerMode(vars?.RATE_LIMIT_HEADERS),
+  }
+}
+
+function numberVar(name: string, value: string | number | undefined, min: number, max: number, fallback: number): number {
+  if (value === undefined || value === '') return fallback
+  const n = Number(value)
+  if (Number.isFinite(n) && n >= min && n <= max) return n
+  warnOnce(name, `${name}=${JSON.stringify(value)} is not a number from ${min} to ${max}; using ${fallback}`)
+  return fallback
+}
+
+function headerMode(value: string | undefined): HeaderMode {
+  if (value === undefined || value === '') return DEFAULT_SETTINGS.headers
+  const mode = value.trim().toLowerCase() as HeaderMode
+  if (HEADER_MODES.includes(mode)) return mode
+  warnOnce('RATE_LIMIT_HEADERS', `RATE_LIMIT_HEADERS=${JSON.stringify(value)} is not one of ${HEADER_MODES.join(', ')}; using both`)
+  return DEFAULT_SETTINGS.headers
+}
+
+function warnOnce(name: string, message: string): void {
+  if (warned.has(name)) return
+  warned.add(name)
+  console.warn(JSON.stringify({ event: 'bad-setting', setting: name, message }))
+}

@@ -1,0 +1,26 @@
+/**
+ * @module lib
+ * The limiter as a library, for Hono Workers that mount it on their own routes.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from 'hono'
+ * import { kvRules, parseRules, rateLimit } from 'edge-rate-limiter'
+ * export { RateLimiterObject } from 'edge-rate-limiter'
+ *
+ * const app = new Hono<{ Bindings: Env }>()
+ * app.use('/api/*', rateLimit({ rules: kvRules(parseRules(myRules, 'my-rules')) }))
+ * ```
+ */
+export { rateLimit, UNENFORCED_HEADER } from './http/rate-limit'
+export type { RateLimitBindings, RateLimitOptions, RateLimitState } from './http/rate-limit'
+export type { RuleDecision } from './http/headers'
+export type { HeaderMode } from './http/settings'
+export { RateLimiterObject } from './limiter/rate-limiter-object'
+export { kvRules, staticRules, RULES_KV_KEY } from './provider/rules-source'
+export type { RulesSource, RulesContext } from './provider/rules-source'
+export { parseRules, parseRulesText } from './rules'
+export type { Rule, RuleSet } from './rules'
+export { RuleConfigError, LimiterUnavailableError } from './errors'
+export type { Decision, FailMode } from './types'
+export { createApp } from './app'

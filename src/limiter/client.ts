@@ -1,0 +1,104 @@
+/**
+ * @module limiter/client
+ * The only way into the Durable Objects: naming, timeouts, retries, errors and the fail
+ * policy all live here, so caching and hot-key leasing can be added in one place later.
+ */
+import type { Policy } from '../algorithms'
+import { LimiterUnavailableError, type UnavailableReason } from '../errors'
+import type { Decision, FailMode } from '../types'
+import { objectName } from './object-name'
+import type { RateLimiterObject } from './rate-limiter-object'
+
+/** The Durable Object namespace the limiter counts in. */
+export type LimiterNamespace = DurableObjectNamespace<RateLimiterObject>
+
+/** One key to charge. */
+export interface LimitCall {
+  /** The rule the key belongs to (for naming and logs). */
+  ruleId: string
+  /** The limit key (`rules/key.ts`). */
+  key: string
+  /** The limit to apply. */
+  policy: Policy
+  /** Units to take. */
+  cost: number
+  /** What happens when no decision can be had. */
+  failMode: FailMode
+}
+
+/** A decision, or the record that none could be had and the request was let through. */
+export type LimitResult =
+  | { enforced: true; decision: Decision }
+  | { enforced: false; reason: UnavailableReason }
+
+/**
+ * Charges one key in its Durable Object, within `timeoutMs`.
+ *
+ * A failure is retried once on a fresh stub when the runtime marks it retryable and not an
+ * overload. If it still fails, `failMode: 'open'` resolves `{ enforced: false }` (and logs),
+ * `'closed'` throws.
+ *
+ * @param namespace - the `LIMITER` binding
+ * @param call - the key, policy, cost and fail mode
+ * @param timeoutMs - the longest wait for a decision
+ * @throws {LimiterUnavailableError} when the key fails closed
+ */
+export async function limit(
+  namespace: LimiterNamespace,
+  call: LimitCall,
+  timeoutMs: number
+): Promise<LimitResult> {
+  try {
+    const name = await objectName(call.ruleId, call.key)
+    const decision = await withTimeout(consumeWithRetry(namespace, name, call), timeoutMs)
+    return { enforced: true, decision }
+  } catch (error) {
+    const unavailable =
+      error instanceof LimiterUnavailableError
+        ? error
+        : new LimiterUnavailableError(reasonOf(error), { cause: error })
+    if (call.failMode === 'closed') throw unavailable
+    console.warn(
+      JSON.stringify({
+        event: 'rate-limit-fail-open',
+        rule: call.ruleId,
+        reason: unavailable.reason,
+        error: String(unavailable.cause ?? unavailable.message),
+      })
+    )
+    return { enforced: false, reason: unavailable.reason }
+  }
+}
+
+async function consumeWithRetry(
+  namespace: LimiterNamespace,
+  name: string,
+  call: LimitCall
+): Promise<Decision> {
+  try {
+    return await namespace.getByName(name).consume(call.policy, call.cost)
+  } catch (error) {
+    if (!isRetryable(error)) throw error
+    // A broken stub stays broken: the retry needs a new one.
+    return await namespace.getByName(name).consume(call.policy, call.cost)
+  }
+}
+
+function isRetryable(error: unknown): boolean {
+  const flags = error as { retryable?: boolean; overloaded?: boolean } | null
+  return flags?.retryable === true && flags.overloaded !== true
+}
+
+function reasonOf(error: unknown): UnavailableReason {
+  return (error as { overloaded?: boolean } | null)?.overloaded === true ? 'overloaded' : 'error'
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LimiterUnavailableError('timeout')), timeoutMs)
+  })
+  return Promise.race([promise, timeout]).finally(() => {
+    if (timer !== undefined) clearTimeout(timer)
+  })
+}

@@ -1,0 +1,29 @@
+/**
+ * @module rules/match
+ * Which rules apply to a request.
+ */
+import type { RequestFacts } from '../types'
+import type { Matcher, Rule, RuleSet } from './parse'
+
+/**
+ * Whether a compiled `match` holds for a request. A rule without `match` matches everything.
+ *
+ * @param matcher - the rule's compiled matcher
+ * @param facts - the request
+ */
+export function matches(matcher: Matcher, facts: RequestFacts): boolean {
+  if (matcher.methods && !matcher.methods.has(facts.method)) return false
+  if (matcher.paths && !matcher.paths.some((re) => re.test(facts.path))) return false
+  if (matcher.hosts && !matcher.hosts.some((re) => re.test(facts.host))) return false
+  return true
+}
+
+/**
+ * The rules whose `match` holds for a request, in document order.
+ *
+ * @param ruleSet - the rules in force
+ * @param facts - the request
+ */
+export function matchRules(ruleSet: RuleSet, facts: RequestFacts): Rule[] {
+  return ruleSet.rules.filter((rule) => matches(rule.match, facts))
+}

@@ -1,0 +1,149 @@
+/**
+ * @module rules/parse
+ * Validates a rules document once and compiles it into matchers and policies.
+ */
+import * as v from 'valibot'
+import type { Policy } from '../algorithms'
+import { RuleConfigError } from '../errors'
+import type { FailMode } from '../types'
+import { formatDuration } from './duration'
+import { RulesDocumentSchema, type RuleInput } from './schema'
+
+/** A compiled key part: where in the request a piece of the limit key comes from. */
+export type KeyPart =
+  | { kind: 'ip' | 'path' | 'method' | 'host' | 'country' | 'asn' }
+  | { kind: 'header' | 'query'; name: string }
+
+/** Compiled `match`: every present condition must hold. */
+export interface Matcher {
+  paths?: readonly RegExp[]
+  methods?: ReadonlySet<string>
+  hosts?: readonly RegExp[]
+}
+
+/** A validated, compiled rule. */
+export interface Rule {
+  /** Unique id; names the policy in headers and the 429 body. */
+  id: string
+  /** Which requests the rule applies to. */
+  match: Matcher
+  /** What identifies a client; an empty list means one counter for everyone. */
+  key: readonly KeyPart[]
+  /** The limit, as the Durable Object runs it. */
+  policy: Policy
+  /** What happens when the Durable Object cannot decide. */
+  failMode: FailMode
+  /** `q` of `RateLimit-Policy`: the quota advertised to clients. */
+  quota: number
+  /** `w` of `RateLimit-Policy`: the window of that quota, in whole seconds. */
+  windowSeconds: number
+  /** "100 requests per 1m", for messages. */
+  summary: string
+}
+
+/** A validated rules document. Frozen: shared by every request in an isolate. */
+export interface RuleSet {
+  /** Where it came from (`rules.json`, `kv:rules`, …). */
+  source: string
+  rules: readonly Rule[]
+}
+
+/**
+ * Validates and compiles a rules document.
+ *
+ * @param input - the parsed JSON
+ * @param source - where it came from, prefixed to error messages
+ * @returns the compiled rule set
+ * @throws {RuleConfigError} listing every problem, each with the path of the bad field,
+ *   e.g. `rules[1].period: "1x" is not a duration …`
+ */
+export function parseRules(input: unknown, source: string): RuleSet {
+  const result = v.safeParse(RulesDocumentSchema, input)
+  if (!result.success) {
+    throw new RuleConfigError(source, result.issues.map((issue) => `${pathOf(issue)}: ${issue.message}`))
+  }
+  const problems: string[] = []
+  const firstIndex = new Map<string, number>()
+  result.output.rules.forEach((rule, index) => {
+    const first = firstIndex.get(rule.id)
+    if (first === undefined) firstIndex.set(rule.id, index)
+    else problems.push(`rules[${index}].id: duplicate id ${JSON.stringify(rule.id)} (also rules[${first}])`)
+  })
+  if (problems.length > 0) throw new RuleConfigError(source, problems)
+  return Object.freeze({ source, rules: Object.freeze(result.output.rules.map(compileRule)) })
+}
+
+/**
+ * Parses JSON text, then validates it like {@link parseRules}.
+ *
+ * @param text - the document as text
+ * @param source - where it came from
+ * @throws {RuleConfigError} for invalid JSON as well as for invalid rules
+ */
+export function parseRulesText(text: string, source: string): RuleSet {
+  let input: unknown
+  try {
+    input = JSON.parse(text)
+  } catch (error) {
+    throw new RuleConfigError(source, [`(document): not valid JSON: ${(error as Error).message}`])
+  }
+  return parseRules(input, source)
+}
+
+function compileRule(input: RuleInput): Rule {
+  const policy: Policy =
+    input.algorithm === 'token-bucket'
+      ? { algorithm: 'token-bucket', limit: input.limit, periodMs: input.period, burst: input.burst ?? input.limit }
+      : { algorithm: 'sliding-window', limit: input.limit, periodMs: input.period }
+  // A bucket of `burst` refilling `limit` per period holds `burst` units per the time it takes
+  // to refill from empty: that is the quota a client can plan with.
+  const quota = policy.algorithm === 'token-bucket' ? policy.burst : policy.limit
+  const windowMs =
+    policy.algorithm === 'token-bucket' ? (policy.burst * policy.periodMs) / policy.limit : policy.periodMs
+  return Object.freeze({
+    id: input.id,
+    match: compileMatch(input.match),
+    key: Object.freeze(input.key.map(compileKeyPart)),
+    policy: Object.freeze(policy),
+    failMode: input.failMode,
+    quota,
+    windowSeconds: Math.max(1, Math.ceil(windowMs / 1000)),
+    summary: `${input.limit} requests per ${formatDuration(input.period)}`,
+  })
+}
+
+function compileMatch(match: RuleInput['match']): Matcher {
+  if (!match) return {}
+  const compiled: Matcher = {}
+  if (match.path !== undefined) compiled.paths = toList(match.path).map((p) => globToRegExp(p, ''))
+  if (match.methods !== undefined) compiled.methods = new Set(match.methods)
+  if (match.host !== undefined) compiled.hosts = toList(match.host).map((h) => globToRegExp(h.toLowerCase(), 'i'))
+  return Object.freeze(compiled)
+}
+
+function compileKeyPart(part: string): KeyPart {
+  if (part.startsWith('header:')) return { kind: 'header', name: part.slice(7).toLowerCase() }
+  if (part.startsWith('query:')) return { kind: 'query', name: part.slice(6) }
+  if (part === 'cf:country') return { kind: 'country' }
+  if (part === 'cf:asn') return { kind: 'asn' }
+  return { kind: part as 'ip' | 'path' | 'method' | 'host' }
+}
+
+/** `*` matches any run of characters, `/` included; everything else matches itself. */
+function globToRegExp(glob: string, flags: string): RegExp {
+  const body = glob.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')
+  return new RegExp(`^${body}$`, flags)
+}
+
+function toList<T>(value: T | T[]): T[] {
+  return Array.isArray(value) ? value : [value]
+}
+
+function pathOf(issue: v.BaseIssue<unknown>): string {
+  let path = ''
+  for (const item of issue.path ?? []) {
+    const key = (item as { key: unknown }).key
+    path += typeof key === 'number' ? `[${key}]` : path === '' ? String(key) : `.${String(key)}`
+  }
+  return path === '' ? '(document)' : path
+}

@@ -1,0 +1,47 @@
+/**
+ * @module types
+ * The shared vocabulary of the limiter. Types only.
+ */
+
+/**
+ * What an algorithm decided for one request against one key. Every algorithm returns this,
+ * the Durable Object sends it back over RPC, and the headers are computed from it.
+ */
+export interface Decision {
+  /** Whether the request may proceed. */
+  allowed: boolean
+  /** The quota: the most units the key can hold (requests per window, or bucket capacity). */
+  limit: number
+  /** Whole units still available after this request (0 when denied or exhausted). */
+  remaining: number
+  /** Unix time in ms when the key's full quota is available again. */
+  resetAtMs: number
+  /** When denied: ms until a request of the same cost would be allowed. 0 when allowed. */
+  retryAfterMs: number
+}
+
+/**
+ * Plain facts about an incoming request: all that rules may look at. Built once per request
+ * from the `Request`, so matching and key derivation are pure and testable with literals.
+ */
+export interface RequestFacts {
+  /** Upper-case HTTP method. */
+  method: string
+  /** Lower-case host name without port. */
+  host: string
+  /** Normalised path (see `http/facts.ts`). */
+  path: string
+  /** Query parameters (first value per name). */
+  query: URLSearchParams
+  /** Request headers (names are case-insensitive). */
+  headers: Headers
+  /** The client's address grouped for limiting (IPv4, or IPv6 /64), when known. */
+  ip?: string
+  /** ISO country code from Cloudflare, when known. */
+  country?: string
+  /** Autonomous system number from Cloudflare, when known. */
+  asn?: number
+}
+
+/** What to do when a key's Durable Object cannot decide: let the request through, or refuse it. */
+export type FailMode = 'open' | 'closed'

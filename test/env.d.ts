@@ -1,0 +1,6 @@
+declare namespace Cloudflare {
+  interface Env {
+    FLAKY_LIMITER: DurableObjectNamespace<import('./support/flaky-limiter-object').FlakyLimiterObject>
+    TEST_ORIGIN: string
+  }
+}
