@@ -39,10 +39,10 @@ export function requestFacts(request: Request): RequestFacts {
 export function clientAddress(value: string | null): string | undefined {
   if (value === null) return undefined
   const text = value.trim()
-  if (!ipaddr.isValid(text)) return undefined
-  const address = ipaddr.parse(text)
-  if (address.kind() === 'ipv4') return address.toString()
-  const v6 = address as ipaddr.IPv6
+  // Only the canonical forms: ipaddr.isValid() would also take inet_aton spellings like "1.2.3".
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text).toString()
+  if (!ipaddr.IPv6.isValid(text)) return undefined
+  const v6 = ipaddr.IPv6.parse(text)
   if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString()
   const network = new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0])
   return `${network.toString()}/64`

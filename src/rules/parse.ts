@@ -7,7 +7,7 @@ import type { Policy } from '../algorithms'
 import { RuleConfigError } from '../errors'
 import type { FailMode } from '../types'
 import { formatDuration } from './duration'
-import { RulesDocumentSchema, type RuleInput } from './schema'
+import { RulesDocumentSchema, show, type RuleInput } from './schema'
 
 /** A compiled key part: where in the request a piece of the limit key comes from. */
 export type KeyPart =
@@ -58,6 +58,9 @@ export interface RuleSet {
  *   e.g. `rules[1].period: "1x" is not a duration …`
  */
 export function parseRules(input: unknown, source: string): RuleSet {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new RuleConfigError(source, [`(document): expected a rules document object, got ${show(input)}`])
+  }
   const result = v.safeParse(RulesDocumentSchema, input)
   if (!result.success) {
     throw new RuleConfigError(source, result.issues.map((issue) => `${pathOf(issue)}: ${issue.message}`))
@@ -141,7 +144,9 @@ function toList<T>(value: T | T[]): T[] {
 
 function pathOf(issue: v.BaseIssue<unknown>): string {
   let path = ''
-  for (const item of issue.path ?? []) {
+  // An unknown field is a problem of the object that holds it, so the path stops there.
+  const items = issue.expected === 'never' ? (issue.path ?? []).slice(0, -1) : (issue.path ?? [])
+  for (const item of items) {
     const key = (item as { key: unknown }).key
     path += typeof key === 'number' ? `[${key}]` : path === '' ? String(key) : `.${String(key)}`
   }

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest'
+import { clientAddress, normalizePath, requestFacts } from '../../src/http/facts'
+
+describe('clientAddress', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    [' 203.0.113.7 ', '203.0.113.7'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:db8:1:2::/64'],
+    ['2001:DB8:1:2::1', '2001:db8:1:2::/64'],
+    ['::ffff:198.51.100.9', '198.51.100.9'],
+    ['::ffff:c633:6409', '198.51.100.9'],
+    ['::1', '::/64'],
+  ])('%s is limited as %s', (header, expected) => {
+    expect(clientAddress(header)).toBe(expected)
+  })
+
+  it('groups two addresses of one /64 and separates neighbouring /64s', () => {
+    expect(clientAddress('2001:db8:0:1::a')).toBe(clientAddress('2001:db8:0:1:ffff::b'))
+    expect(clientAddress('2001:db8:0:1::a')).not.toBe(clientAddress('2001:db8:0:2::a'))
+  })
+
+  it.each([null, '', 'not-an-ip', '1.2.3', '999.1.1.1', '203.0.113.7, 10.0.0.1'])('%j is no address', (header) => {
+    expect(clientAddress(header)).toBeUndefined()
+  })
+})
+
+describe('normalizePath', () => {
+  it.each([
+    ['/api/users', '/api/users'],
+    ['/%61pi/users', '/api/users'],
+    ['//api///users', '/api/users'],
+    ['/api/a%2fb', '/api/a%2Fb'],
+    ['/api/%7euser', '/api/~user'],
+  ])('%s → %s', (input, expected) => {
+    expect(normalizePath(input)).toBe(expected)
+  })
+})
+
+describe('requestFacts', () => {
+  it('takes the client from CF-Connecting-IP, never X-Forwarded-For', () => {
+    const facts = requestFacts(
+      new Request('https://API.example.com:8443/%61pi/x?a=1&a=2', {
+        method: 'post',
+        headers: { 'cf-connecting-ip': '2001:db8::1', 'x-forwarded-for': '198.51.100.1' },
+      })
+    )
+    expect(facts).toMatchObject({ method: 'POST', host: 'api.example.com', path: '/api/x', ip: '2001:db8::/64' })
+    expect(facts.query.get('a')).toBe('1')
+  })
+
+  it('has no ip, country or asn when the request does not carry them', () => {
+    const facts = requestFacts(new Request('https://example.com/', { headers: { 'x-forwarded-for': '198.51.100.1' } }))
+    expect(facts.ip).toBeUndefined()
+    expect(facts.country).toBeUndefined()
+    expect(facts.asn).toBeUndefined()
+  })
+})

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest'
+import { rateLimitHeaders, retryAfterSeconds, retryHeaders, tightest, type RuleDecision } from '../../src/http/headers'
+import { parseRules } from '../../src/rules'
+import type { Decision } from '../../src/types'
+
+const NOW = 1_700_000_000_000
+const [perIp, perKey] = parseRules(
+  {
+    version: 1,
+    rules: [
+      { id: 'per-ip', key: ['ip'], algorithm: 'sliding-window', limit: 100, period: '1m' },
+      { id: 'per-key', key: ['header:x-api-key'], algorithm: 'token-bucket', limit: 10, period: '1s', burst: 20 },
+    ],
+  },
+  't'
+).rules as [RuleDecision['rule'], RuleDecision['rule']]
+
+const decision = (fields: Partial<Decision>): Decision => ({
+  allowed: true,
+  limit: 100,
+  remaining: 50,
+  resetAtMs: NOW + 30_000,
+  retryAfterMs: 0,
+  ...fields,
+})
+
+describe('rate-limit headers', () => {
+  const both: RuleDecision[] = [
+    { rule: perIp, decision: decision({ remaining: 42, resetAtMs: NOW + 90_500 }) },
+    { rule: perKey, decision: decision({ limit: 20, remaining: 3, resetAtMs: NOW + 1_700 }) },
+  ]
+
+  it('describes the rule with the fewest remaining in the legacy headers, and every rule in draft-10', () => {
+    expect(Object.fromEntries(rateLimitHeaders(both, NOW, 'both'))).toEqual({
+      'X-RateLimit-Limit': '20',
+      'X-RateLimit-Remaining': '3',
+      'X-RateLimit-Reset': String(Math.ceil((NOW + 1_700) / 1000)),
+      'RateLimit-Policy': '"per-ip";q=100;w=60, "per-key";q=20;w=2',
+      RateLimit: '"per-ip";r=42;t=91, "per-key";r=3;t=2',
+    })
+  })
+
+  it.each([
+    ['legacy', ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']],
+    ['ietf', ['RateLimit-Policy', 'RateLimit']],
+    ['none', []],
+  ] as const)('mode %s sends only its family', (mode, names) => {
+    expect(rateLimitHeaders(both, NOW, mode).map(([name]) => name)).toEqual(names)
+  })
+
+  it('sends nothing without decisions', () => {
+    expect(rateLimitHeaders([], NOW, 'both')).toEqual([])
+  })
+
+  it('breaks a tie on remaining by the later reset', () => {
+    const a = { rule: perIp, decision: decision({ remaining: 0, resetAtMs: NOW + 5_000 }) }
+    const b = { rule: perKey, decision: decision({ remaining: 0, resetAtMs: NOW + 9_000 }) }
+    expect(tightest([a, b])).toBe(b)
+    expect(tightest([b, a])).toBe(b)
+  })
+
+  it.each([
+    [0, 1],
+    [1, 1],
+    [999, 1],
+    [1_000, 1],
+    [1_001, 2],
+    [59_999, 60],
+  ])('Retry-After for %i ms is %i s', (ms, seconds) => {
+    expect(retryAfterSeconds(ms)).toBe(seconds)
+    expect(retryHeaders(ms)).toEqual([
+      ['Retry-After', String(seconds)],
+      ['X-RateLimit-Retry-After', String(seconds)],
+    ])
+  })
+})

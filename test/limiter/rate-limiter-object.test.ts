@@ -1,0 +1,81 @@
+import { env } from 'cloudflare:workers'
+import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import type { Policy } from '../../src/algorithms'
+import type { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
+
+const hourly: Policy = { algorithm: 'sliding-window', limit: 100, periodMs: 3_600_000 }
+const bucket: Policy = { algorithm: 'token-bucket', limit: 100, periodMs: 3_600_000, burst: 100 }
+
+type Stored = { algorithm: string; periodMs: number; state: unknown; expiresAtMs: number }
+
+const storedState = (stub: DurableObjectStub<RateLimiterObject>) =>
+  runInDurableObject(stub, (_instance, state) => state.storage.kv.get<Stored>('state'))
+
+describe('RateLimiterObject', () => {
+  it.each([hourly, bucket])('admits exactly the limit of 500 concurrent calls (%o)', async (policy) => {
+    const stub = env.LIMITER.getByName(`concurrent-${policy.algorithm}`)
+    const decisions = await Promise.all(Array.from({ length: 500 }, () => stub.consume(policy, 1)))
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(100)
+    expect(decisions.filter((d) => !d.allowed).every((d) => d.remaining === 0 && d.retryAfterMs > 0)).toBe(true)
+  })
+
+  it('stores state with its expiry and arms one alarm for it', async () => {
+    const stub = env.LIMITER.getByName('stores')
+    const decision = await stub.consume(hourly, 1)
+    const stored = await storedState(stub)
+    expect(stored).toMatchObject({ algorithm: 'sliding-window', periodMs: 3_600_000, expiresAtMs: decision.resetAtMs })
+    const alarm = await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())
+    expect(alarm).toBe(decision.resetAtMs)
+  })
+
+  it('does not write on a denied request', async () => {
+    const stub = env.LIMITER.getByName('denied-no-write')
+    const tiny: Policy = { ...hourly, limit: 1 }
+    await stub.consume(tiny, 1)
+    const before = await storedState(stub)
+    const denied = await stub.consume(tiny, 1)
+    expect(denied.allowed).toBe(false)
+    expect(await storedState(stub)).toEqual(before)
+  })
+
+  it('starts afresh when the rule\'s algorithm or period changes', async () => {
+    const stub = env.LIMITER.getByName('policy-change')
+    await stub.consume({ ...hourly, limit: 1 }, 1)
+    expect((await stub.consume({ ...hourly, limit: 1 }, 1)).allowed).toBe(false)
+    expect((await stub.consume({ ...hourly, limit: 1, periodMs: 60_000 }, 1)).allowed).toBe(true)
+    expect((await stub.consume({ ...bucket, limit: 1, burst: 1 }, 1)).allowed).toBe(true)
+  })
+
+  it('keeps a key that is still active when its alarm fires early, and re-arms', async () => {
+    const stub = env.LIMITER.getByName('alarm-early')
+    const decision = await stub.consume(hourly, 1)
+    expect(await runDurableObjectAlarm(stub)).toBe(true)
+    expect(await storedState(stub)).toBeDefined()
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBe(decision.resetAtMs)
+    expect((await stub.consume(hourly, 1)).remaining).toBe(98)
+  })
+
+  it('deletes the state of an idle key when its alarm fires', async () => {
+    const stub = env.LIMITER.getByName('alarm-idle')
+    await stub.consume(hourly, 1)
+    // Make the key idle: its stored expiry is now in the past.
+    await runInDurableObject(stub, (_i, state) => {
+      const stored = state.storage.kv.get<Stored>('state')!
+      state.storage.kv.put('state', { ...stored, expiresAtMs: Date.now() - 1 })
+    })
+    expect(await runDurableObjectAlarm(stub)).toBe(true)
+    expect(await storedState(stub)).toBeUndefined()
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBeNull()
+    expect(await runDurableObjectAlarm(stub)).toBe(false)
+    // A new request after clean-up starts from a full quota.
+    expect((await stub.consume(hourly, 1)).remaining).toBe(99)
+  })
+
+  it('reset() forgets the key', async () => {
+    const stub = env.LIMITER.getByName('reset')
+    await stub.consume({ ...hourly, limit: 1 }, 1)
+    await stub.reset()
+    expect((await stub.consume({ ...hourly, limit: 1 }, 1)).allowed).toBe(true)
+  })
+})
