@@ -2,7 +2,7 @@
  * @module app
  * The Worker's Hono app: the rate limiter in front of the origin.
  */
-import { Hono } from 'hono'
+import { Hono } from 'hono/tiny'
 import bundledRules from '../rules.json'
 import { forwardToOrigin } from './http/origin'
 import { problemResponse } from './http/problem'

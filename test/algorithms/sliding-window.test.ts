@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { drive } from '../support/drive'
 import { slidingWindow, type SlidingWindowPolicy, type SlidingWindowState } from '../../src/algorithms'
 
 const MINUTE = 60_000
@@ -6,16 +7,7 @@ const policy: SlidingWindowPolicy = { algorithm: 'sliding-window', limit: 10, pe
 const T0 = 1_700_000_040_000 // a minute boundary
 const at = (ms: number) => T0 + ms
 
-/** Runs `count` requests of cost 1 at `nowMs`, returning the final state and allowed count. */
-function burst(state: SlidingWindowState | undefined, count: number, nowMs: number, p = policy) {
-  let allowed = 0
-  for (let i = 0; i < count; i++) {
-    const outcome = slidingWindow.consume(state, p, nowMs, 1)
-    state = outcome.state
-    if (outcome.decision.allowed) allowed++
-  }
-  return { state, allowed }
-}
+const burst = (state: SlidingWindowState | undefined, count: number, nowMs: number) => drive(slidingWindow, policy, state, count, nowMs)
 
 describe('sliding-window counter', () => {
   it('allows up to the limit in a fresh window, then denies', () => {

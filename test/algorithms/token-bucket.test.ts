@@ -1,18 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import { drive } from '../support/drive'
 import { tokenBucket, type TokenBucketPolicy, type TokenBucketState } from '../../src/algorithms'
 
 const policy: TokenBucketPolicy = { algorithm: 'token-bucket', limit: 10, periodMs: 1_000, burst: 20 }
 const T0 = 1_700_000_000_000
 
-function burst(state: TokenBucketState | undefined, count: number, nowMs: number, p = policy) {
-  let allowed = 0
-  for (let i = 0; i < count; i++) {
-    const outcome = tokenBucket.consume(state, p, nowMs, 1)
-    state = outcome.state
-    if (outcome.decision.allowed) allowed++
-  }
-  return { state, allowed }
-}
+const burst = (state: TokenBucketState | undefined, count: number, nowMs: number) => drive(tokenBucket, policy, state, count, nowMs)
 
 describe('token bucket', () => {
   it('starts full: a burst of `burst` passes, then it denies', () => {
