@@ -69,7 +69,8 @@ export class KvRulesSource implements RulesSource {
       this.#reading = this.#read(context.kv).finally(() => {
         this.#reading = undefined
       })
-      if (this.#ruleSet) context.waitUntil(this.#reading)
+      // Kept alive past this request: others may be waiting on the same read.
+      context.waitUntil(this.#reading)
     }
     if (!this.#ruleSet) await this.#reading
     return (this.#ruleSet ??= this.#fallback())
