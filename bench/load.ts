@@ -1,0 +1,127 @@
+// Load generation with autocannon: a warm-up and a measured run per scenario, every request
+// carrying a cf-connecting-ip from the scenario's key source.
+import autocannon from 'autocannon'
+
+/** The one client address of the hot-key scenarios. */
+export const HOT_IP = '203.0.113.7'
+
+/** What a measured run observed. */
+export interface LoadResult {
+  seconds: number
+  requests: number
+  /** Mean of autocannon's per-second request counts. */
+  rps: number
+  p50Ms: number
+  p99Ms: number
+  non2xx: number
+  /** Connection errors, including timeouts. */
+  errors: number
+  timeouts: number
+  statusCodes: Record<string, number>
+}
+
+type Request = { headers: Record<string, string> }
+type Tracker = PromiseLike<AutocannonResult> & {
+  stop: () => void
+  on: (event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void) => void
+}
+type AutocannonResult = {
+  duration: number
+  requests: { mean: number; total: number }
+  non2xx: number
+  errors: number
+  timeouts: number
+  statusCodeStats: Record<string, { count: number }>
+}
+
+// Everything in flight, so that an interrupted run can be stopped before targets go away.
+const running = new Set<Tracker>()
+
+// A path with a query, so that forwarding has to rebuild both.
+const PATH = '/bench/item?id=1'
+const WARM_UP_REQUESTS = 200
+const WARM_UP_LIMIT_MS = 15_000
+
+/** How many distinct clients the many-keys scenario cycles through. */
+export const MANY_KEYS = 1_000
+
+/** What the client addresses of a scenario look like. */
+export type KeyMode = 'hot' | 'many' | 'new'
+
+/**
+ * A source of client addresses: always the hot one; a cycle of {@link MANY_KEYS} addresses (each
+ * key's Durable Object exists after the warm-up); or a never-seen 10.x.y.z on every call, which
+ * measures creating a Durable Object per request.
+ */
+export function ipSource(mode: KeyMode): () => string {
+  if (mode === 'hot') return () => HOT_IP
+  const cycle = mode === 'many' ? MANY_KEYS : 0xfffffe
+  let n = 0
+  return () => {
+    n = (n % cycle) + 1
+    return `10.${n >> 16}.${(n >> 8) & 255}.${n & 255}`
+  }
+}
+
+function start(url: string, connections: number, nextIp: () => string, limit: { duration: number } | { amount: number }): Tracker {
+  const tracker: Tracker = autocannon({
+    url: new URL(PATH, url).href,
+    connections,
+    ...limit,
+    // Used by every scenario, even with a fixed address, so that the load generator does the same
+    // work per request everywhere.
+    requests: [{ setupRequest: (request: Request) => ({ ...request, headers: { ...request.headers, 'cf-connecting-ip': nextIp() } }) }],
+  })
+  running.add(tracker)
+  return tracker
+}
+
+/** Sends `amount` requests (at least ~200) so that the isolate, its rules and the Durable Objects are warm. */
+export async function warmUp(url: string, nextIp: () => string, amount = WARM_UP_REQUESTS): Promise<void> {
+  const tracker = start(url, 10, nextIp, { amount: Math.max(amount, WARM_UP_REQUESTS) })
+  // `amount` runs ignore `duration`, so bound a hung target here.
+  const timer = setTimeout(() => tracker.stop(), WARM_UP_LIMIT_MS)
+  try {
+    await tracker
+  } finally {
+    clearTimeout(timer)
+    running.delete(tracker)
+  }
+}
+
+/** Runs `connections` closed-loop connections for `duration` seconds and summarises them. */
+export async function measure(url: string, connections: number, duration: number, nextIp: () => string): Promise<LoadResult> {
+  const tracker = start(url, connections, nextIp, { duration })
+  // autocannon's histogram has 1 ms resolution, too coarse for loopback latencies.
+  const latencies: number[] = []
+  tracker.on('response', (_client, _status, _bytes, ms) => latencies.push(ms))
+  let result: AutocannonResult
+  try {
+    result = await tracker
+  } finally {
+    running.delete(tracker)
+  }
+  const sorted = Float64Array.from(latencies).sort()
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]))
+  return {
+    seconds: result.duration,
+    requests: result.requests.total,
+    rps: result.requests.mean,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+  }
+}
+
+/** Stops every run still in flight. */
+export function stopAll(): void {
+  for (const tracker of running) tracker.stop()
+}
+
+function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return Number.NaN
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN
+}

@@ -1,0 +1,112 @@
+// The processes a benchmark needs: the Worker bundle, the origin child and the two kinds of
+// Miniflare instance that load is pointed at.
+import { fork, spawn } from 'node:child_process'
+import { rm } from 'node:fs/promises'
+import { delimiter, dirname, join } from 'node:path'
+import { Miniflare, supportedCompatibilityDate } from 'miniflare'
+
+/** The compatibility date of wrangler.toml. */
+export const WANTED_COMPATIBILITY_DATE = '2026-11-01'
+
+/**
+ * The date the targets run with: the wanted one, unless the workerd bundled with miniflare is
+ * older and would refuse to start (an explicit MINIFLARE_WORKERD_PATH is trusted as is).
+ */
+export const compatibilityDate =
+  process.env.MINIFLARE_WORKERD_PATH !== undefined || WANTED_COMPATIBILITY_DATE <= supportedCompatibilityDate
+    ? WANTED_COMPATIBILITY_DATE
+    : supportedCompatibilityDate
+
+/** A running Worker that load can be pointed at. */
+export interface Target {
+  /** Base URL on 127.0.0.1, ending in a slash. */
+  url: string
+  dispose: () => Promise<void>
+}
+
+/** The origin child process. */
+export interface Origin {
+  url: string
+  pid: number
+  stop: () => void
+}
+
+/** A rules document as the Worker reads it from the `rules` key of the RULES namespace. */
+export type RulesDocument = { version: number; rules: unknown[] }
+
+// Miniflare otherwise logs every request through its Node loopback server, which would put
+// the parent's event loop (shared with autocannon) on the request path.
+const SHARED_OPTIONS = { host: '127.0.0.1', port: 0, cf: false, logRequests: false } as const
+
+const BARE_SCRIPT = `export default {
+  fetch(request, env) {
+    const url = new URL(request.url)
+    return fetch(new Request(env.ORIGIN + url.pathname + url.search, request), { redirect: 'manual' })
+  },
+}`
+
+/** Runs `wrangler deploy --dry-run` so that `outdir/index.js` is the bundle that would deploy. */
+export async function buildBundle(root: string, outdir: string): Promise<void> {
+  await rm(join(root, outdir), { recursive: true, force: true })
+  // wrangler's `#!/usr/bin/env node` must resolve to this Node (22), not the older system one.
+  const env = {
+    ...process.env,
+    CLOUDFLARE_CF_FETCH_ENABLED: 'false',
+    WRANGLER_SEND_METRICS: 'false',
+    PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+  }
+  const wrangler = join(root, 'node_modules/.bin/wrangler')
+  const child = spawn(wrangler, ['deploy', '--dry-run', '--outdir', outdir], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (chunk) => (output += chunk))
+  child.stderr.on('data', (chunk) => (output += chunk))
+  const code = await new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', resolve)
+  })
+  if (code !== 0) throw new Error(`wrangler deploy --dry-run failed (exit ${code}):\n${output}`)
+}
+
+/** Starts the origin (bench/origin.ts) in a child process and waits for its port. */
+export async function startOrigin(): Promise<Origin> {
+  const child = fork(join(import.meta.dirname, 'origin.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve(message.port))
+    child.once('error', reject)
+    child.once('exit', (code) => reject(new Error(`origin exited early (code ${code})`)))
+  })
+  if (child.pid === undefined || !port) throw new Error('origin did not report a port')
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => child.kill() }
+}
+
+/** Starts the pass-through Worker that only forwards to the origin: the baseline. */
+export async function startBare(origin: string): Promise<Target> {
+  const mf = new Miniflare({ ...SHARED_OPTIONS, modules: true, script: BARE_SCRIPT, compatibilityDate, bindings: { ORIGIN: origin } })
+  return { url: (await mf.ready).href, dispose: () => mf.dispose() }
+}
+
+/**
+ * Starts a fresh limiter from the built bundle with `rules` in KV. Fresh means empty Durable
+ * Object state and an isolate whose first request loads these rules.
+ */
+export async function startLimiter(origin: string, bundlePath: string, rules: RulesDocument): Promise<Target> {
+  const mf = new Miniflare({
+    ...SHARED_OPTIONS,
+    scriptPath: bundlePath,
+    // Module names are paths relative to this root; a bundle outside the cwd would contain "..".
+    modulesRoot: dirname(bundlePath),
+    modules: true,
+    compatibilityDate,
+    durableObjects: { LIMITER: { className: 'RateLimiterObject', useSQLite: true } },
+    kvNamespaces: ['RULES'],
+    bindings: { ORIGIN: origin, RULES_REFRESH_SECONDS: '30', LIMITER_TIMEOUT_MS: '1000', RATE_LIMIT_HEADERS: 'both' },
+  })
+  try {
+    const url = (await mf.ready).href
+    await (await mf.getKVNamespace('RULES')).put('rules', JSON.stringify(rules))
+    return { url, dispose: () => mf.dispose() }
+  } catch (error) {
+    await mf.dispose()
+    throw error
+  }
+}
