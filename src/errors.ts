@@ -6,11 +6,13 @@
 /** A rules document failed validation. Raised at load time, never while serving a request. */
 export class RuleConfigError extends Error {
   override name = 'RuleConfigError'
+  /** Where the document came from (`rules.json`, `kv:rules`, …). */
+  readonly source: string
   /** Every problem found, each as `<path>: <message>`. */
   readonly problems: readonly string[]
 
   /**
-   * @param source - where the document came from (`rules.json`, `kv:rules`, …)
+   * @param source - where the document came from
    * @param problems - one line per problem, each starting with the path of the bad field
    */
   constructor(source: string, problems: readonly string[]) {
@@ -18,9 +20,6 @@ export class RuleConfigError extends Error {
     this.source = source
     this.problems = problems
   }
-
-  /** Where the document came from. */
-  readonly source: string
 }
 
 /** Why a Durable Object could not give a decision. */
@@ -29,15 +28,15 @@ export type UnavailableReason = 'timeout' | 'overloaded' | 'error'
 /** The Durable Object behind a key could not decide in time (timeout, overload, error). */
 export class LimiterUnavailableError extends Error {
   override name = 'LimiterUnavailableError'
+  /** What went wrong. */
+  readonly reason: UnavailableReason
 
   /**
    * @param reason - what went wrong
    * @param options - the underlying error, if any
    */
-  constructor(
-    readonly reason: UnavailableReason,
-    options?: { cause?: unknown }
-  ) {
+  constructor(reason: UnavailableReason, options?: { cause?: unknown }) {
     super(`rate limiter unavailable: ${reason}`, options)
+    this.reason = reason
   }
 }

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest'
+
+// Every source file's text, through Vite, so the rule is checked inside workerd too.
+const sources = import.meta.glob<string>('../src/**/*.ts', { query: '?raw', import: 'default', eager: true })
+
+/** The layer of a source file: its folder under src/, or "root" for src/*.ts. */
+function layerOf(path: string): string {
+  const parts = path.replace(/^\.\.\/src\//, '').split('/')
+  return parts.length > 1 ? parts[0]! : 'root'
+}
+
+/** Where each layer may import from (besides itself and the shared types and errors). */
+const ALLOWED: Record<string, string[]> = {
+  algorithms: [],
+  rules: ['algorithms'],
+  limiter: ['algorithms'],
+  provider: ['rules', 'algorithms'],
+  http: ['rules', 'limiter', 'provider', 'algorithms'],
+}
+
+const SHARED = new Set(['../types', '../errors'])
+
+function imports(text: string): string[] {
+  return [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!)
+}
+
+describe('architecture', () => {
+  it('finds the sources', () => {
+    expect(Object.keys(sources).length).toBeGreaterThan(15)
+  })
+
+  it.each(Object.keys(ALLOWED))('%s/ imports only from the layers below it', (layer) => {
+    const offending: string[] = []
+    for (const [path, text] of Object.entries(sources)) {
+      if (layerOf(path) !== layer) continue
+      for (const target of imports(text)) {
+        if (!target.startsWith('.') || target.startsWith('./') || SHARED.has(target)) continue
+        const targetLayer = target.replace(/^\.\.\//, '').split('/')[0]!
+        if (!ALLOWED[layer]!.includes(targetLayer)) offending.push(`${path} imports ${target}`)
+      }
+    }
+    expect(offending).toEqual([])
+  })
+
+  it.each(['algorithms', 'rules'])('%s/ is pure: no hono, no cloudflare:*, no clock', (layer) => {
+    const offending: string[] = []
+    for (const [path, text] of Object.entries(sources)) {
+      if (layerOf(path) !== layer) continue
+      for (const target of imports(text)) if (target === 'hono' || target.startsWith('hono/') || target.startsWith('cloudflare:')) offending.push(`${path} imports ${target}`)
+      if (/\bDate\.now\(|\bperformance\.now\(|\bfetch\(/.test(text)) offending.push(`${path} reads the clock or does I/O`)
+    }
+    expect(offending).toEqual([])
+  })
+})
