@@ -22,14 +22,16 @@ import {
 
 type Scenario = { name: string; keys: KeyMode; rules?: RulesDocument }
 
-const rulesWithLimit = (limit: number): RulesDocument => ({
+const rulesWithLimit = (limit: number, path = '/*'): RulesDocument => ({
   version: 1,
-  rules: [{ id: 'bench', match: { path: '/*' }, key: ['ip'], algorithm: 'sliding-window', limit, period: '1h' }],
+  rules: [{ id: 'bench', match: { path }, key: ['ip'], algorithm: 'sliding-window', limit, period: '1h' }],
 })
 
 // Bare runs open and close the sequence so that drift over the run shows up as a difference.
 const SCENARIOS: Scenario[] = [
   { name: 'bare (start)', keys: 'hot' },
+  // The Worker's own share: rules are loaded and checked, but none matches, so no Durable Object.
+  { name: 'no-match', keys: 'hot', rules: rulesWithLimit(1_000_000_000, '/elsewhere/*') },
   { name: 'hot-key', keys: 'hot', rules: rulesWithLimit(1_000_000_000) },
   { name: 'many-keys', keys: 'many', rules: rulesWithLimit(1_000_000_000) },
   { name: 'new-keys', keys: 'new', rules: rulesWithLimit(1_000_000_000) },
