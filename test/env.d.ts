@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 declare namespace Cloudflare {
   interface Env {
     FLAKY_LIMITER: DurableObjectNamespace<import('./support/flaky-limiter-object').FlakyLimiterObject>

@@ -27,6 +27,22 @@ describe('the limiter mounted by another Hono Worker', () => {
     expect(free.headers.get('X-RateLimit-Limit')).toBeNull()
   })
 
+  it('says what is missing when no Durable Object namespace is bound', async () => {
+    const unbound = new Hono<{ Bindings: RateLimitBindings }>()
+    unbound.use(rateLimit({ rules }))
+    unbound.get('/', (c) => c.text('ok'))
+    unbound.onError((error) => new Response(error.message, { status: 500 }))
+    const response = await unbound.request('/', { headers: { 'cf-connecting-ip': '192.0.2.11' } }, { ...env, LIMITER: undefined })
+    expect(await response.text()).toBe('rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter')
+  })
+
+  it('tells handlers when no rule applied', async () => {
+    const open = new Hono<{ Bindings: RateLimitBindings }>()
+    open.use(rateLimit({ rules: parseRules({ version: 1, rules: [] }, 'none') }))
+    open.get('/', (c) => c.json(c.get('rateLimit')))
+    expect(await (await open.request('/', {}, env)).json()).toEqual({ decisions: [], unenforced: [] })
+  })
+
   it('can take its rules from KV with its own defaults', async () => {
     await env.RULES.put(RULES_KV_KEY, JSON.stringify({ version: 1, rules: [{ id: 'lib-kv', key: [], algorithm: 'sliding-window', limit: 7, period: '1m' }] }))
     const kvApp = new Hono<{ Bindings: RateLimitBindings }>()

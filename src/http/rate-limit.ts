@@ -92,9 +92,16 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<{ Bindin
       const key = limitKey(rule, facts)
       if (key !== undefined) checks.push({ rule, key })
     }
-    if (checks.length === 0) return next()
+    if (checks.length === 0) {
+      c.set('rateLimit', { decisions: [], unenforced: [] })
+      return next()
+    }
 
     const namespace = namespaceOf(c)
+    if (!namespace) {
+      // A deployment mistake, not a limiter outage: failing open here would hide it for good.
+      throw new Error('rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter')
+    }
     const results = await Promise.all(
       checks.map(async ({ rule, key }): Promise<{ rule: Rule; result: LimitResult | LimiterUnavailableError }> => {
         const call = { ruleId: rule.id, key, policy: rule.policy, cost: 1, failMode: rule.failMode }
