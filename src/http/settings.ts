@@ -38,18 +38,31 @@ export interface SettingsVars {
 const HEADER_MODES: readonly HeaderMode[] = ['both', 'legacy', 'ietf', 'none']
 const warned = new Set<string>()
 
+// The env object lives as long as the isolate, so its vars are parsed once, not per request.
+const parsed = new WeakMap<SettingsVars, Settings>()
+
 /**
  * Reads the settings from a Worker's vars.
  *
  * @param vars - `c.env`
  */
 export function readSettings(vars: SettingsVars | undefined): Settings {
+  if (!vars) return DEFAULT_SETTINGS
+  let settings = parsed.get(vars)
+  if (!settings) {
+    settings = parseSettings(vars)
+    parsed.set(vars, settings)
+  }
+  return settings
+}
+
+function parseSettings(vars: SettingsVars): Settings {
   return {
-    origin: (vars?.ORIGIN ?? '').trim(),
+    origin: (vars.ORIGIN ?? '').trim(),
     rulesRefreshMs:
-      1000 * numberVar('RULES_REFRESH_SECONDS', vars?.RULES_REFRESH_SECONDS, 1, 3600, DEFAULT_SETTINGS.rulesRefreshMs / 1000),
-    limiterTimeoutMs: numberVar('LIMITER_TIMEOUT_MS', vars?.LIMITER_TIMEOUT_MS, 1, 60_000, DEFAULT_SETTINGS.limiterTimeoutMs),
-    headers: headerMode(vars?.RATE_LIMIT_HEADERS),
+      1000 * numberVar('RULES_REFRESH_SECONDS', vars.RULES_REFRESH_SECONDS, 1, 3600, DEFAULT_SETTINGS.rulesRefreshMs / 1000),
+    limiterTimeoutMs: numberVar('LIMITER_TIMEOUT_MS', vars.LIMITER_TIMEOUT_MS, 1, 60_000, DEFAULT_SETTINGS.limiterTimeoutMs),
+    headers: headerMode(vars.RATE_LIMIT_HEADERS),
   }
 }
 

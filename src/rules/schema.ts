@@ -12,8 +12,11 @@ export const MAX_LIMIT = 1_000_000_000
 /** HTTP methods a rule may match. */
 export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']
 
-/** Key parts a rule may combine; `header:` and `query:` take a name after the colon. */
-export const KEY_PARTS = ['ip', 'path', 'method', 'host', 'cf:country', 'cf:asn', 'header:<name>', 'query:<name>']
+/** Key parts that take no argument. */
+const FIXED_KEY_PARTS = ['ip', 'path', 'method', 'host', 'cf:country', 'cf:asn']
+
+/** Key parts a rule may combine, for messages; `header:` and `query:` take a name after the colon. */
+export const KEY_PARTS = [...FIXED_KEY_PARTS, 'header:<name>', 'query:<name>']
 
 const RULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
@@ -83,7 +86,7 @@ const keyPart = v.pipe(
   text('a key part'),
   v.check(
     (part) =>
-      KEY_PARTS.includes(part) ||
+      FIXED_KEY_PARTS.includes(part) ||
       (part.startsWith('header:') && HEADER_NAME.test(part.slice(7))) ||
       (part.startsWith('query:') && part.length > 6),
     (i: Issue) => `${show(i.input)} is not a key part (use ${KEY_PARTS.join(', ')})`

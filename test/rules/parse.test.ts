@@ -83,6 +83,8 @@ describe('parseRules', () => {
     [{ burst: 5 }, 'rules[0]: unknown field "burst"'],
     [{ key: ['ip', 'ip'] }, 'rules[0].key: has a key part twice'],
     [{ key: ['cookie'] }, 'rules[0].key[0]: "cookie" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)'],
+    [{ key: ['header:<name>'] }, 'rules[0].key[0]: "header:<name>" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)'],
+    [{ key: ['query:'] }, 'rules[0].key[0]: "query:" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)'],
     [{ key: ['header:bad name'] }, 'rules[0].key[0]: "header:bad name" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)'],
     [{ id: 'has space' }, 'rules[0].id: "has space" is not a rule id (1-64 letters, digits, "_", "-", ".", ":")'],
     [{ id: 'a|b' }, 'rules[0].id: "a|b" is not a rule id (1-64 letters, digits, "_", "-", ".", ":")'],

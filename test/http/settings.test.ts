@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest'
+import { DEFAULT_SETTINGS, readSettings } from '../../src/http/settings'
+
+describe('readSettings', () => {
+  it('uses the defaults when nothing is set', () => {
+    expect(readSettings(undefined)).toEqual(DEFAULT_SETTINGS)
+    expect(readSettings({})).toEqual(DEFAULT_SETTINGS)
+  })
+
+  it('parses the vars wrangler passes as strings, and numbers', () => {
+    expect(
+      readSettings({ ORIGIN: ' https://o.example ', RULES_REFRESH_SECONDS: '5', LIMITER_TIMEOUT_MS: 250, RATE_LIMIT_HEADERS: 'IETF' })
+    ).toEqual({ origin: 'https://o.example', rulesRefreshMs: 5_000, limiterTimeoutMs: 250, headers: 'ietf' })
+  })
+
+  it.each([
+    [{ RULES_REFRESH_SECONDS: 'soon' }, 'rulesRefreshMs', 30_000],
+    [{ RULES_REFRESH_SECONDS: '0' }, 'rulesRefreshMs', 30_000],
+    [{ RULES_REFRESH_SECONDS: '7200' }, 'rulesRefreshMs', 30_000],
+    [{ LIMITER_TIMEOUT_MS: '-1' }, 'limiterTimeoutMs', 1_000],
+    [{ RATE_LIMIT_HEADERS: 'all' }, 'headers', 'both'],
+  ])('falls back to the default for a bad value: %j', (vars, field, expected) => {
+    expect(readSettings(vars)[field as keyof typeof DEFAULT_SETTINGS]).toBe(expected)
+  })
+
+  it('parses an env object once', () => {
+    const env = { RULES_REFRESH_SECONDS: '9' }
+    expect(readSettings(env)).toBe(readSettings(env))
+  })
+})
