@@ -40,3 +40,19 @@ export class LimiterUnavailableError extends Error {
     this.reason = reason
   }
 }
+
+/** A request carries a key part in a form that cannot name one counter (e.g. a repeated query parameter). */
+export class UnusableKeyError extends Error {
+  override name = 'UnusableKeyError'
+  /** The key part, as written in the rule (`query:api_key`). */
+  readonly part: string
+
+  /**
+   * @param part - the key part
+   * @param message - what is wrong with the request's value for it
+   */
+  constructor(part: string, message: string) {
+    super(message)
+    this.part = part
+  }
+}

@@ -3,6 +3,7 @@
  * Turns a `Request` into the plain facts rules look at.
  */
 import ipaddr from 'ipaddr.js'
+import { normalizeHost, normalizePath } from '../rules'
 import type { RequestFacts } from '../types'
 
 /**
@@ -16,7 +17,7 @@ export function requestFacts(request: Request): RequestFacts {
   const cf = request.cf as { country?: unknown; asn?: unknown } | undefined
   const facts: RequestFacts = {
     method: request.method.toUpperCase(),
-    host: url.hostname.toLowerCase(),
+    host: normalizeHost(url.hostname),
     path: normalizePath(url.pathname),
     query: url.searchParams,
     headers: request.headers,
@@ -46,21 +47,4 @@ export function clientAddress(value: string | null): string | undefined {
   if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString()
   const network = new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0])
   return `${network.toString()}/64`
-}
-
-const UNRESERVED = /^[A-Za-z0-9\-._~]$/
-
-/**
- * The path rules match against: percent-encoded unreserved characters decoded (`/%61pi` is
- * `/api`), other escapes upper-cased, and runs of `/` collapsed, so that spellings an origin
- * treats as the same path cannot slip past a rule. Dot segments are already resolved by `URL`.
- *
- * @param pathname - `URL.pathname`
- */
-export function normalizePath(pathname: string): string {
-  const decoded = pathname.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
-    const char = String.fromCharCode(parseInt(hex, 16))
-    return UNRESERVED.test(char) ? char : escape.toUpperCase()
-  })
-  return decoded.replace(/\/{2,}/g, '/')
 }

@@ -5,7 +5,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { LimiterUnavailableError } from '../errors'
+import { LimiterUnavailableError, UnusableKeyError } from '../errors'
 import { limit, type LimiterNamespace, type LimitResult } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import { limitKey, matchRules, type Rule, type RuleSet } from '../rules'
@@ -89,7 +89,13 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<{ Bindin
     const facts = requestFacts(c.req.raw)
     const checks: { rule: Rule; key: string }[] = []
     for (const rule of matchRules(ruleSet, facts)) {
-      const key = limitKey(rule, facts)
+      let key: string | undefined
+      try {
+        key = limitKey(rule, facts)
+      } catch (error) {
+        if (error instanceof UnusableKeyError) return badKey(rule, error)
+        throw error
+      }
       if (key !== undefined) checks.push({ rule, key })
     }
     if (checks.length === 0) {
@@ -138,7 +144,10 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<{ Bindin
     }
 
     await next()
-    c.res = withHeaders(c.res, headers)
+    const response = withHeaders(c.res, headers)
+    // Hono's setter would copy the old response's headers over ours; clearing it first prevents that.
+    c.res = undefined
+    c.res = response
   })
 }
 
@@ -170,6 +179,16 @@ function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): Response
   })
 }
 
+/** The 400 of a request whose key for a rule is ambiguous. */
+function badKey(rule: Rule, error: UnusableKeyError): Response {
+  return problemResponse({
+    title: 'Bad Request',
+    status: 400,
+    detail: `${error.message} Rule "${rule.id}" keys on ${error.part}.`,
+    rule: rule.id,
+  })
+}
+
 /** The 503 of rules that fail closed and could not be decided. */
 function unavailable(failed: { rule: Rule; result: LimitResult | LimiterUnavailableError }[]): Response {
   const rules = failed.map(({ rule }) => rule.id)
@@ -187,14 +206,21 @@ function unavailable(failed: { rule: Rule; result: LimitResult | LimiterUnavaila
   )
 }
 
+/** Structured-field lists: an origin's own items stay, ours are added after them. */
+const LIST_FIELDS = new Set(['ratelimit', 'ratelimit-policy'])
+
 /**
  * A response with headers added. Responses from `fetch()` have immutable headers, so it is
- * re-wrapped (the body still streams). A WebSocket upgrade cannot be re-wrapped and is left as
- * it is.
+ * re-wrapped (the body still streams). The limiter's legacy `X-RateLimit-*` values replace an
+ * origin's; its `RateLimit` and `RateLimit-Policy` items are appended to an origin's, so a client
+ * sees both policies. A WebSocket upgrade cannot be re-wrapped and is left as it is.
  */
 function withHeaders(response: Response, headers: readonly HeaderEntry[]): Response {
   if (headers.length === 0 || response.status === 101 || response.webSocket) return response
   const copy = new Response(response.body, response)
-  for (const [name, value] of headers) copy.headers.set(name, value)
+  for (const [name, value] of headers) {
+    if (LIST_FIELDS.has(name.toLowerCase())) copy.headers.append(name, value)
+    else copy.headers.set(name, value)
+  }
   return copy
 }

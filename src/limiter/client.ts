@@ -35,8 +35,9 @@ export type LimitResult =
  * Charges one key in its Durable Object, within `timeoutMs`.
  *
  * A failure is retried once on a fresh stub when the runtime marks it retryable and not an
- * overload. If it still fails, `failMode: 'open'` resolves `{ enforced: false }` (and logs),
- * `'closed'` throws.
+ * overload; a charge is not idempotent, so a retry may count twice, which errs on the safe side.
+ * If it still fails, `failMode: 'open'` resolves `{ enforced: false }` (and logs), `'closed'`
+ * throws. A call that timed out is not cancelled and may still be counted when it lands.
  *
  * @param namespace - the `LIMITER` binding
  * @param call - the key, policy, cost and fail mode

@@ -2,6 +2,7 @@
  * @module rules/key
  * Limit keys: which counter a request is charged to.
  */
+import { UnusableKeyError } from '../errors'
 import type { RequestFacts } from '../types'
 import type { KeyPart, Rule } from './parse'
 
@@ -26,10 +27,37 @@ export function keyPartValue(part: KeyPart, facts: RequestFacts): string | undef
     case 'asn':
       return facts.asn === undefined ? undefined : String(facts.asn)
     case 'header':
-      return facts.headers.get(part.name) ?? undefined
+      return firstHeaderValue(facts.headers.get(part.name))
     case 'query':
-      return facts.query.get(part.name) ?? undefined
+      return onlyQueryValue(part.name, facts.query.getAll(part.name))
   }
+}
+
+/**
+ * A repeated header arrives joined with ", ". Keying on the whole string would let a client mint
+ * a new key per request (`x-api-key: REAL` plus `x-api-key: junk1`, `junk2`, …) while an origin
+ * that reads the first value still sees REAL; so the key is the first value.
+ */
+function firstHeaderValue(value: string | null): string | undefined {
+  if (value === null) return undefined
+  const comma = value.indexOf(',')
+  return comma === -1 ? value : value.slice(0, comma).trim()
+}
+
+/**
+ * Servers disagree on which of several values of a parameter counts (first, last, all), so a
+ * repeated keyed parameter cannot be charged safely to any one counter.
+ *
+ * @throws {UnusableKeyError} when the parameter appears more than once
+ */
+function onlyQueryValue(name: string, values: string[]): string | undefined {
+  if (values.length > 1) {
+    throw new UnusableKeyError(
+      `query:${name}`,
+      `The query parameter ${JSON.stringify(name)} appears ${values.length} times; a rate-limit key needs exactly one value.`
+    )
+  }
+  return values[0]
 }
 
 /**
@@ -39,6 +67,7 @@ export function keyPartValue(part: KeyPart, facts: RequestFacts): string | undef
  * @param rule - a rule that matched the request
  * @param facts - the request
  * @returns the key, or `undefined` when a key part is absent: the rule then does not apply
+ * @throws {UnusableKeyError} when a key part's value is ambiguous (a repeated query parameter)
  * @example limitKey(rule, facts) // "api-per-ip|203.0.113.7"
  */
 export function limitKey(rule: Rule, facts: RequestFacts): string | undefined {

@@ -13,8 +13,8 @@ import type { Matcher, Rule, RuleSet } from './parse'
  */
 export function matches(matcher: Matcher, facts: RequestFacts): boolean {
   if (matcher.methods && !matcher.methods.has(facts.method)) return false
-  if (matcher.paths && !matcher.paths.some((re) => re.test(facts.path))) return false
-  if (matcher.hosts && !matcher.hosts.some((re) => re.test(facts.host))) return false
+  if (matcher.paths && !matcher.paths.some((glob) => glob(facts.path))) return false
+  if (matcher.hosts && !matcher.hosts.some((glob) => glob(facts.host))) return false
   return true
 }
 

@@ -7,6 +7,9 @@ import type { Policy } from '../algorithms'
 import { RuleConfigError } from '../errors'
 import type { FailMode } from '../types'
 import { formatDuration } from './duration'
+import { compileGlob, type Glob } from './glob'
+import { normalizeHost } from './host'
+import { patternPath } from './path'
 import { RulesDocumentSchema, show, type RuleInput } from './schema'
 
 /** A compiled key part: where in the request a piece of the limit key comes from. */
@@ -16,9 +19,9 @@ export type KeyPart =
 
 /** Compiled `match`: every present condition must hold. */
 export interface Matcher {
-  paths?: readonly RegExp[]
+  paths?: readonly Glob[]
   methods?: ReadonlySet<string>
-  hosts?: readonly RegExp[]
+  hosts?: readonly Glob[]
 }
 
 /** A validated, compiled rule. */
@@ -110,7 +113,8 @@ function compileRule(input: RuleInput): Rule {
     policy: Object.freeze(policy),
     failMode: input.failMode,
     quota,
-    windowSeconds: Math.max(1, Math.ceil(windowMs / 1000)),
+    // RFC 8941 integers have at most 15 digits; only absurd bucket shapes get near that.
+    windowSeconds: Math.min(MAX_SF_INTEGER, Math.max(1, Math.ceil(windowMs / 1000))),
     summary: `${input.limit} requests per ${formatDuration(input.period)}`,
   })
 }
@@ -118,9 +122,9 @@ function compileRule(input: RuleInput): Rule {
 function compileMatch(match: RuleInput['match']): Matcher {
   if (!match) return {}
   const compiled: Matcher = {}
-  if (match.path !== undefined) compiled.paths = toList(match.path).map((p) => globToRegExp(p, ''))
+  if (match.path !== undefined) compiled.paths = toList(match.path).map((p) => compileGlob(patternPath(p)))
   if (match.methods !== undefined) compiled.methods = new Set(match.methods)
-  if (match.host !== undefined) compiled.hosts = toList(match.host).map((h) => globToRegExp(h.toLowerCase(), 'i'))
+  if (match.host !== undefined) compiled.hosts = toList(match.host).map((h) => compileGlob(normalizeHost(h)))
   return Object.freeze(compiled)
 }
 
@@ -132,11 +136,7 @@ function compileKeyPart(part: string): KeyPart {
   return { kind: part as 'ip' | 'path' | 'method' | 'host' }
 }
 
-/** `*` matches any run of characters, `/` included; everything else matches itself. */
-function globToRegExp(glob: string, flags: string): RegExp {
-  const body = glob.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')
-  return new RegExp(`^${body}$`, flags)
-}
+const MAX_SF_INTEGER = 999_999_999_999_999
 
 function toList<T>(value: T | T[]): T[] {
   return Array.isArray(value) ? value : [value]

@@ -68,7 +68,8 @@ const oneOrMany = (item: v.GenericSchema<unknown, string>, what: string) =>
 
 const pathPattern = v.pipe(
   text('a path pattern'),
-  v.startsWith('/', (i: Issue) => `${show(i.input)} must start with "/"`)
+  v.startsWith('/', (i: Issue) => `${show(i.input)} must start with "/"`),
+  v.regex(/^[^?#\s]*$/, (i: Issue) => `${show(i.input)} must not contain "?", "#" or spaces (paths are matched without the query)`)
 )
 
 const hostPattern = v.pipe(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { clientAddress, normalizePath, requestFacts } from '../../src/http/facts'
+import { clientAddress, requestFacts } from '../../src/http/facts'
 
 describe('clientAddress', () => {
   it.each([
@@ -22,18 +22,6 @@ describe('clientAddress', () => {
 
   it.each([null, '', 'not-an-ip', '1.2.3', '999.1.1.1', '203.0.113.7, 10.0.0.1'])('%j is no address', (header) => {
     expect(clientAddress(header)).toBeUndefined()
-  })
-})
-
-describe('normalizePath', () => {
-  it.each([
-    ['/api/users', '/api/users'],
-    ['/%61pi/users', '/api/users'],
-    ['//api///users', '/api/users'],
-    ['/api/a%2fb', '/api/a%2Fb'],
-    ['/api/%7euser', '/api/~user'],
-  ])('%s → %s', (input, expected) => {
-    expect(normalizePath(input)).toBe(expected)
   })
 })
 

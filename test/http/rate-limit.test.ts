@@ -1,6 +1,7 @@
-import { exports } from 'cloudflare:workers'
+import { env, exports } from 'cloudflare:workers'
+import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
-import { UNENFORCED_HEADER } from '../../src/http/rate-limit'
+import { rateLimit, UNENFORCED_HEADER, type RateLimitBindings } from '../../src/http/rate-limit'
 import type { LimiterNamespace } from '../../src/limiter/client'
 import { client, parseRateLimit, rules } from '../support/http'
 
@@ -159,5 +160,37 @@ describe('when the Durable Object fails', () => {
       rules: ['hangs-closed'],
       detail: 'The rate limiter could not decide (timeout) and "hangs-closed" fails closed.',
     })
+  })
+})
+
+describe('requests and responses the limiter must not take at face value', () => {
+  it('answers 400 when a keyed query parameter is repeated, without charging anything', async () => {
+    const send = client({ rules: rules({ id: 'by-key', key: ['query:api_key'], algorithm: 'sliding-window', limit: 1, period: '1h' }) })
+    const response = await send('/x?api_key=junk&api_key=REAL', { ip: '203.0.113.100' })
+    expect(response.status).toBe(400)
+    expect(response.headers.get('content-type')).toBe('application/problem+json')
+    expect(await response.json()).toEqual({
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      detail: 'The query parameter "api_key" appears 2 times; a rate-limit key needs exactly one value. Rule "by-key" keys on query:api_key.',
+      rule: 'by-key',
+    })
+    expect((await send('/x?api_key=REAL', { ip: '203.0.113.100' })).status).toBe(200)
+  })
+
+  it('keeps its own legacy headers and adds its draft-10 items to an origin\'s', async () => {
+    const app = new Hono<{ Bindings: RateLimitBindings }>()
+    app.use(rateLimit({ rules: rules({ id: 'edge', key: ['ip'], algorithm: 'sliding-window', limit: 5, period: '1m' }) }))
+    app.get('/', () =>
+      new Response('ok', {
+        headers: { 'X-RateLimit-Limit': '999', RateLimit: '"origin";r=1;t=1', 'RateLimit-Policy': '"origin";q=2;w=1', 'x-other': 'kept' },
+      })
+    )
+    const response = await app.request('/', { headers: { 'cf-connecting-ip': '203.0.113.101' } }, env)
+    expect(response.headers.get('X-RateLimit-Limit')).toBe('5')
+    expect(response.headers.get('RateLimit-Policy')).toBe('"origin";q=2;w=1, "edge";q=5;w=60')
+    expect(Object.keys(parseRateLimit(response.headers.get('RateLimit')))).toEqual(['origin', 'edge'])
+    expect(response.headers.get('x-other')).toBe('kept')
   })
 })

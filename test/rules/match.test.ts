@@ -88,3 +88,55 @@ describe('limitKey', () => {
     expect(a).toContain('a%7Cb')
   })
 })
+
+describe('matching spellings of one path or host', () => {
+  const set = parseRules(
+    {
+      version: 1,
+      rules: [
+        { id: 'cafe', match: { path: '/café/*' }, key: [], algorithm: 'sliding-window', limit: 1, period: 1 },
+        { id: 'host', match: { host: 'Example.com.' }, key: [], algorithm: 'sliding-window', limit: 1, period: 1 },
+      ],
+    },
+    't'
+  )
+  const matched = (path: string, host = 'other.test') => matchRules(set, facts({ path, host })).map((r) => r.id)
+
+  it('a non-ASCII pattern matches the percent-encoded request path', async () => {
+    const { requestFacts } = await import('../../src/http/facts')
+    const request = requestFacts(new Request('https://x.test/café/menu'))
+    expect(matchRules(set, request).map((r) => r.id)).toEqual(['cafe'])
+    expect(matched('/caf%C3%A9/x')).toEqual(['cafe'])
+  })
+
+  it('hosts match without case or a trailing dot', () => {
+    expect(matched('/x', 'example.com')).toEqual(['host'])
+  })
+})
+
+describe('key parts a client could repeat', () => {
+  const set = parseRules(
+    {
+      version: 1,
+      rules: [
+        { id: 'h', key: ['header:x-api-key'], algorithm: 'sliding-window', limit: 1, period: 1 },
+        { id: 'q', key: ['query:api_key'], algorithm: 'sliding-window', limit: 1, period: 1 },
+      ],
+    },
+    't'
+  )
+
+  it('keys a repeated header on its first value, so junk copies cannot mint new keys', () => {
+    const headers = new Headers()
+    headers.append('x-api-key', 'REAL')
+    headers.append('x-api-key', 'junk1')
+    expect(limitKey(set.rules[0]!, facts({ headers }))).toBe('h|REAL')
+  })
+
+  it('refuses a repeated keyed query parameter', () => {
+    expect(() => limitKey(set.rules[1]!, facts({ query: new URLSearchParams('api_key=junk&api_key=REAL') }))).toThrowError(
+      'The query parameter "api_key" appears 2 times; a rate-limit key needs exactly one value.'
+    )
+    expect(limitKey(set.rules[1]!, facts({ query: new URLSearchParams('api_key=REAL') }))).toBe('q|REAL')
+  })
+})
