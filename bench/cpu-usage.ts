@@ -29,18 +29,32 @@ const TICKS_PER_SECOND = 100
 /** Reads the counters, or returns undefined where there is no /proc. */
 export function cpuSnapshot(originPid: number): CpuSnapshot | undefined {
   try {
-    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number)
+    const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number)
     const hostTotal = fields.reduce((sum, value) => sum + value, 0)
     const idle = (fields[3] ?? 0) + (fields[4] ?? 0)
     const workerd = childPids('workerd').reduce((sum, pid) => sum + processTicks(pid), 0)
-    return { at: performance.now(), self: process.cpuUsage(), origin: processTicks(originPid), workerd, hostBusy: hostTotal - idle, hostTotal }
+    return {
+      at: performance.now(),
+      self: process.cpuUsage(),
+      origin: processTicks(originPid),
+      workerd,
+      hostBusy: hostTotal - idle,
+      hostTotal,
+    }
   } catch {
     return undefined
   }
 }
 
 /** The CPU each role used between two snapshots. */
-export function cpuShare(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined): CpuShare | undefined {
+export function cpuShare(
+  before: CpuSnapshot | undefined,
+  after: CpuSnapshot | undefined
+): CpuShare | undefined {
   if (before === undefined || after === undefined) return undefined
   const seconds = (after.at - before.at) / 1000
   const selfMicros = after.self.user + after.self.system - before.self.user - before.self.system

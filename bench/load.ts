@@ -23,7 +23,10 @@ export interface LoadResult {
 type Request = { headers: Record<string, string> }
 type Tracker = PromiseLike<AutocannonResult> & {
   stop: () => void
-  on: (event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void) => void
+  on: (
+    event: 'response',
+    listener: (client: unknown, status: number, bytes: number, ms: number) => void
+  ) => void
 }
 type AutocannonResult = {
   duration: number
@@ -63,21 +66,37 @@ export function ipSource(mode: KeyMode): () => string {
   }
 }
 
-function start(url: string, connections: number, nextIp: () => string, limit: { duration: number } | { amount: number }): Tracker {
+function start(
+  url: string,
+  connections: number,
+  nextIp: () => string,
+  limit: { duration: number } | { amount: number }
+): Tracker {
   const tracker: Tracker = autocannon({
     url: new URL(PATH, url).href,
     connections,
     ...limit,
     // Used by every scenario, even with a fixed address, so that the load generator does the same
     // work per request everywhere.
-    requests: [{ setupRequest: (request: Request) => ({ ...request, headers: { ...request.headers, 'cf-connecting-ip': nextIp() } }) }],
+    requests: [
+      {
+        setupRequest: (request: Request) => ({
+          ...request,
+          headers: { ...request.headers, 'cf-connecting-ip': nextIp() },
+        }),
+      },
+    ],
   })
   running.add(tracker)
   return tracker
 }
 
 /** Sends `amount` requests (at least ~200) so that the isolate, its rules and the Durable Objects are warm. */
-export async function warmUp(url: string, nextIp: () => string, amount = WARM_UP_REQUESTS): Promise<void> {
+export async function warmUp(
+  url: string,
+  nextIp: () => string,
+  amount = WARM_UP_REQUESTS
+): Promise<void> {
   const tracker = start(url, 10, nextIp, { amount: Math.max(amount, WARM_UP_REQUESTS) })
   // `amount` runs ignore `duration`, so bound a hung target here.
   const timer = setTimeout(() => tracker.stop(), WARM_UP_LIMIT_MS)
@@ -90,7 +109,12 @@ export async function warmUp(url: string, nextIp: () => string, amount = WARM_UP
 }
 
 /** Runs `connections` closed-loop connections for `duration` seconds and summarises them. */
-export async function measure(url: string, connections: number, duration: number, nextIp: () => string): Promise<LoadResult> {
+export async function measure(
+  url: string,
+  connections: number,
+  duration: number,
+  nextIp: () => string
+): Promise<LoadResult> {
   const tracker = start(url, connections, nextIp, { duration })
   // autocannon's histogram has 1 ms resolution, too coarse for loopback latencies.
   const latencies: number[] = []
@@ -102,7 +126,9 @@ export async function measure(url: string, connections: number, duration: number
     running.delete(tracker)
   }
   const sorted = Float64Array.from(latencies).sort()
-  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]))
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count])
+  )
   return {
     seconds: result.duration,
     requests: result.requests.total,
@@ -123,5 +149,7 @@ export function stopAll(): void {
 
 function percentile(sorted: Float64Array, q: number): number {
   if (sorted.length === 0) return Number.NaN
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN
+  return (
+    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN
+  )
 }

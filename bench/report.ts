@@ -25,8 +25,13 @@ export interface Comparison {
 
 /** Averages the runs of the bare Worker. */
 export function baselineOf(bareRuns: ScenarioResult[]): Baseline {
-  const mean = (pick: (run: ScenarioResult) => number) => bareRuns.reduce((sum, run) => sum + pick(run), 0) / bareRuns.length
-  return { rps: mean((run) => run.rps), p50Ms: mean((run) => run.p50Ms), p99Ms: mean((run) => run.p99Ms) }
+  const mean = (pick: (run: ScenarioResult) => number) =>
+    bareRuns.reduce((sum, run) => sum + pick(run), 0) / bareRuns.length
+  return {
+    rps: mean((run) => run.rps),
+    p50Ms: mean((run) => run.p50Ms),
+    p99Ms: mean((run) => run.p99Ms),
+  }
 }
 
 /** How a scenario compares with the baseline. */
@@ -40,11 +45,25 @@ export function compare(result: ScenarioResult, baseline: Baseline): Comparison 
 
 /** Renders the results as an aligned plain-text table. */
 export function formatTable(results: ScenarioResult[], baseline: Baseline): string {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'share', 'errors', 'x bare', '+p50 ms', '+p99 ms', 'cpu% gen/origin/workerd/other']
+  const header = [
+    'scenario',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'non-2xx',
+    'share',
+    'errors',
+    'x bare',
+    '+p50 ms',
+    '+p99 ms',
+    'cpu% gen/origin/workerd/other',
+  ]
   const rows = results.map((result) => {
     const { throughputRatio, addedP50Ms, addedP99Ms } = compare(result, baseline)
     const share = result.requests > 0 ? result.non2xx / result.requests : 0
-    const cpu = result.cpu ? `${result.cpu.loadgen}/${result.cpu.origin}/${result.cpu.workerd}/${result.cpu.other}` : 'n/a'
+    const cpu = result.cpu
+      ? `${result.cpu.loadgen}/${result.cpu.origin}/${result.cpu.workerd}/${result.cpu.other}`
+      : 'n/a'
     return [
       result.name,
       result.rps.toFixed(0),
@@ -59,9 +78,16 @@ export function formatTable(results: ScenarioResult[], baseline: Baseline): stri
       cpu,
     ]
   })
-  const widths = header.map((_, column) => Math.max(...[header, ...rows].map((row) => (row[column] ?? '').length)))
+  const widths = header.map((_, column) =>
+    Math.max(...[header, ...rows].map((row) => (row[column] ?? '').length))
+  )
   // The first column is text and reads best left-aligned; the rest are numbers.
-  const line = (row: string[]) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ')
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) =>
+        column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)
+      )
+      .join('  ')
   const rule = widths.map((width) => '-'.repeat(width)).join('  ')
   return [line(header), rule, ...rows.map(line)].join('\n')
 }

@@ -24,7 +24,9 @@ type Scenario = { name: string; keys: KeyMode; rules?: RulesDocument }
 
 const rulesWithLimit = (limit: number, path = '/*'): RulesDocument => ({
   version: 1,
-  rules: [{ id: 'bench', match: { path }, key: ['ip'], algorithm: 'sliding-window', limit, period: '1h' }],
+  rules: [
+    { id: 'bench', match: { path }, key: ['ip'], algorithm: 'sliding-window', limit, period: '1h' },
+  ],
 })
 
 // Bare runs open and close the sequence so that drift over the run shows up as a difference.
@@ -64,7 +66,10 @@ async function cleanUp(): Promise<void> {
   }
 }
 
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   process.once(signal, () => {
     console.error(`\n${signal}: stopping`)
     void cleanUp().finally(() => process.exit(code))
@@ -73,8 +78,14 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
 // Last resort for paths that skip cleanUp; the origin also exits when its IPC channel closes.
 process.once('exit', () => origin?.stop())
 
-async function runScenario(scenario: Scenario, originUrl: string, originPid: number): Promise<ScenarioResult> {
-  const target: Target = scenario.rules ? await startLimiter(originUrl, bundlePath, scenario.rules) : await startBare(originUrl)
+async function runScenario(
+  scenario: Scenario,
+  originUrl: string,
+  originPid: number
+): Promise<ScenarioResult> {
+  const target: Target = scenario.rules
+    ? await startLimiter(originUrl, bundlePath, scenario.rules)
+    : await startBare(originUrl)
   const dispose = () => target.dispose()
   cleanups.push(dispose)
   try {
@@ -103,13 +114,19 @@ async function main(): Promise<void> {
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     storageDir: tmpdir(),
   }
-  console.log(`machine: ${machine.cpus} x ${machine.model}, node ${machine.node}, ${machine.os}, ${machine.memoryGiB} GiB`)
-  console.log(`load: ${connections} connections x ${duration} s per scenario, from 127.0.0.1 via autocannon`)
+  console.log(
+    `machine: ${machine.cpus} x ${machine.model}, node ${machine.node}, ${machine.os}, ${machine.memoryGiB} GiB`
+  )
+  console.log(
+    `load: ${connections} connections x ${duration} s per scenario, from 127.0.0.1 via autocannon`
+  )
   // Miniflare keeps Durable Object and KV storage in SQLite files under the temp dir, even when not
   // persisting, so the disk behind it shows up in the limiter numbers.
   console.log(`storage: Miniflare temp dirs under ${machine.storageDir} (set TMPDIR to choose)`)
   if (compatibilityDate !== WANTED_COMPATIBILITY_DATE) {
-    console.log(`note: miniflare's workerd only supports compatibility dates up to ${compatibilityDate}; using it instead of ${WANTED_COMPATIBILITY_DATE}`)
+    console.log(
+      `note: miniflare's workerd only supports compatibility dates up to ${compatibilityDate}; using it instead of ${WANTED_COMPATIBILITY_DATE}`
+    )
   }
 
   if (bundle === undefined) {
@@ -123,16 +140,25 @@ async function main(): Promise<void> {
   const results: ScenarioResult[] = []
   for (const scenario of SCENARIOS) {
     const result = await runScenario(scenario, origin.url, pid)
-    console.log(`  ${scenario.name}: ${result.requests} requests, ${result.rps.toFixed(0)} req/s, status ${JSON.stringify(result.statusCodes)}`)
+    console.log(
+      `  ${scenario.name}: ${result.requests} requests, ${result.rps.toFixed(0)} req/s, status ${JSON.stringify(result.statusCodes)}`
+    )
     results.push(result)
   }
 
   const baseline = baselineOf(results.filter((result) => result.name.startsWith('bare')))
   console.log(`\n${formatTable(results, baseline)}`)
-  console.log('\nx bare = req/s over the mean bare req/s; +p50/+p99 = latency added over the mean bare run;')
-  console.log('cpu% = percent of one core used by autocannon / the origin / workerd / everything else on the host.')
+  console.log(
+    '\nx bare = req/s over the mean bare req/s; +p50/+p99 = latency added over the mean bare run;'
+  )
+  console.log(
+    'cpu% = percent of one core used by autocannon / the origin / workerd / everything else on the host.'
+  )
   const noise = Math.max(...results.map((result) => result.cpu?.other ?? 0))
-  if (noise > 25) console.log(`note: something else used up to ${noise}% of a core during a run; expect noisy numbers`)
+  if (noise > 25)
+    console.log(
+      `note: something else used up to ${noise}% of a core during a run; expect noisy numbers`
+    )
 
   const report = {
     generatedAt: new Date().toISOString(),
@@ -142,7 +168,11 @@ async function main(): Promise<void> {
     scenarios: results.map((result) => ({ ...result, ...compare(result, baseline) })),
   }
   // Microsecond precision is plenty and keeps the file readable.
-  const rounded = JSON.stringify(report, (_key, value) => (typeof value === 'number' ? Math.round(value * 1000) / 1000 : value), 2)
+  const rounded = JSON.stringify(
+    report,
+    (_key, value) => (typeof value === 'number' ? Math.round(value * 1000) / 1000 : value),
+    2
+  )
   await writeFile(join(root, 'bench/results.json'), `${rounded}\n`)
   console.log('\nwrote bench/results.json')
 }
@@ -157,16 +187,23 @@ function parseFlags(): { duration: number; connections: number; bundle?: string 
         bundle: { type: 'string' },
       },
     })
-    return { duration: positiveInteger('duration', values.duration), connections: positiveInteger('connections', values.connections), bundle: values.bundle }
+    return {
+      duration: positiveInteger('duration', values.duration),
+      connections: positiveInteger('connections', values.connections),
+      bundle: values.bundle,
+    }
   } catch (error) {
-    console.error(`${error instanceof Error ? error.message : error}\nusage: npm run bench -- [--duration <s>] [--connections <n>] [--bundle <path>]`)
+    console.error(
+      `${error instanceof Error ? error.message : error}\nusage: npm run bench -- [--duration <s>] [--connections <n>] [--bundle <path>]`
+    )
     process.exit(2)
   }
 }
 
 function positiveInteger(name: string, value: string): number {
   const number = Number(value)
-  if (!Number.isInteger(number) || number < 1) throw new Error(`--${name} must be a positive integer, got ${value}`)
+  if (!Number.isInteger(number) || number < 1)
+    throw new Error(`--${name} must be a positive integer, got ${value}`)
   return number
 }
 

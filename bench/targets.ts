@@ -13,7 +13,8 @@ export const WANTED_COMPATIBILITY_DATE = '2026-11-01'
  * older and would refuse to start (an explicit MINIFLARE_WORKERD_PATH is trusted as is).
  */
 export const compatibilityDate =
-  process.env.MINIFLARE_WORKERD_PATH !== undefined || WANTED_COMPATIBILITY_DATE <= supportedCompatibilityDate
+  process.env.MINIFLARE_WORKERD_PATH !== undefined ||
+  WANTED_COMPATIBILITY_DATE <= supportedCompatibilityDate
     ? WANTED_COMPATIBILITY_DATE
     : supportedCompatibilityDate
 
@@ -56,7 +57,11 @@ export async function buildBundle(root: string, outdir: string): Promise<void> {
     PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
   }
   const wrangler = join(root, 'node_modules/.bin/wrangler')
-  const child = spawn(wrangler, ['deploy', '--dry-run', '--outdir', outdir], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(wrangler, ['deploy', '--dry-run', '--outdir', outdir], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let output = ''
   child.stdout.on('data', (chunk) => (output += chunk))
   child.stderr.on('data', (chunk) => (output += chunk))
@@ -69,7 +74,9 @@ export async function buildBundle(root: string, outdir: string): Promise<void> {
 
 /** Starts the origin (bench/origin.ts) in a child process and waits for its port. */
 export async function startOrigin(): Promise<Origin> {
-  const child = fork(join(import.meta.dirname, 'origin.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child = fork(join(import.meta.dirname, 'origin.ts'), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message: { port: number }) => resolve(message.port))
     child.once('error', reject)
@@ -81,7 +88,13 @@ export async function startOrigin(): Promise<Origin> {
 
 /** Starts the pass-through Worker that only forwards to the origin: the baseline. */
 export async function startBare(origin: string): Promise<Target> {
-  const mf = new Miniflare({ ...SHARED_OPTIONS, modules: true, script: BARE_SCRIPT, compatibilityDate, bindings: { ORIGIN: origin } })
+  const mf = new Miniflare({
+    ...SHARED_OPTIONS,
+    modules: true,
+    script: BARE_SCRIPT,
+    compatibilityDate,
+    bindings: { ORIGIN: origin },
+  })
   return { url: (await mf.ready).href, dispose: () => mf.dispose() }
 }
 
@@ -89,7 +102,11 @@ export async function startBare(origin: string): Promise<Target> {
  * Starts a fresh limiter from the built bundle with `rules` in KV. Fresh means empty Durable
  * Object state and an isolate whose first request loads these rules.
  */
-export async function startLimiter(origin: string, bundlePath: string, rules: RulesDocument): Promise<Target> {
+export async function startLimiter(
+  origin: string,
+  bundlePath: string,
+  rules: RulesDocument
+): Promise<Target> {
   const mf = new Miniflare({
     ...SHARED_OPTIONS,
     scriptPath: bundlePath,
@@ -99,7 +116,12 @@ export async function startLimiter(origin: string, bundlePath: string, rules: Ru
     compatibilityDate,
     durableObjects: { LIMITER: { className: 'RateLimiterObject', useSQLite: true } },
     kvNamespaces: ['RULES'],
-    bindings: { ORIGIN: origin, RULES_REFRESH_SECONDS: '30', LIMITER_TIMEOUT_MS: '1000', RATE_LIMIT_HEADERS: 'both' },
+    bindings: {
+      ORIGIN: origin,
+      RULES_REFRESH_SECONDS: '30',
+      LIMITER_TIMEOUT_MS: '1000',
+      RATE_LIMIT_HEADERS: 'both',
+    },
   })
   try {
     const url = (await mf.ready).href

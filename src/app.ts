@@ -16,13 +16,21 @@ import { parseRules } from './rules'
  *
  * @param options - middleware options; by default the bundled `rules.json` overridden by KV
  */
-export function createApp(options: Partial<RateLimitOptions> = {}): Hono<{ Bindings: RateLimitBindings }> {
+export function createApp(
+  options: Partial<RateLimitOptions> = {}
+): Hono<{ Bindings: RateLimitBindings }> {
   const app = new Hono<{ Bindings: RateLimitBindings }>()
   app.use(rateLimit({ rules: kvRules(() => parseRules(bundledRules, 'rules.json')), ...options }))
   app.all('*', (c) => forwardToOrigin(c.req.raw, readSettings(c.env).origin))
   app.onError((error) => {
     // Whatever went wrong, the limiter answers with a problem, not a bare 500.
-    console.error(JSON.stringify({ event: 'internal-error', error: String(error), stack: (error as Error).stack }))
+    console.error(
+      JSON.stringify({
+        event: 'internal-error',
+        error: String(error),
+        stack: (error as Error).stack,
+      })
+    )
     return problemResponse({
       title: 'Service Unavailable',
       status: 503,

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest'
 
 // Every source file's text, through Vite, so the rule is checked inside workerd too.
-const sources = import.meta.glob<string>('../src/**/*.ts', { query: '?raw', import: 'default', eager: true })
+const sources = import.meta.glob<string>('../src/**/*.ts', {
+  query: '?raw',
+  import: 'default',
+  eager: true,
+})
 
 /** The layer of a source file: its folder under src/, or "root" for src/*.ts. */
 function layerOf(path: string): string {
@@ -21,7 +25,9 @@ const ALLOWED: Record<string, string[]> = {
 const SHARED = new Set(['../types', '../errors'])
 
 function imports(text: string): string[] {
-  return [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!)
+  return [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map(
+    (m) => m[1]!
+  )
 }
 
 describe('architecture', () => {
@@ -46,8 +52,11 @@ describe('architecture', () => {
     const offending: string[] = []
     for (const [path, text] of Object.entries(sources)) {
       if (layerOf(path) !== layer) continue
-      for (const target of imports(text)) if (target === 'hono' || target.startsWith('hono/') || target.startsWith('cloudflare:')) offending.push(`${path} imports ${target}`)
-      if (/\bDate\.now\(|\bperformance\.now\(|\bfetch\(/.test(text)) offending.push(`${path} reads the clock or does I/O`)
+      for (const target of imports(text))
+        if (target === 'hono' || target.startsWith('hono/') || target.startsWith('cloudflare:'))
+          offending.push(`${path} imports ${target}`)
+      if (/\bDate\.now\(|\bperformance\.now\(|\bfetch\(/.test(text))
+        offending.push(`${path} reads the clock or does I/O`)
     }
     expect(offending).toEqual([])
   })

@@ -6,15 +6,21 @@ import { kvRules, parseRules, rateLimit, RULES_KV_KEY, type RateLimitBindings } 
 
 describe('the limiter mounted by another Hono Worker', () => {
   const rules = parseRules(
-    { version: 1, rules: [{ id: 'lib-writes', key: ['ip'], algorithm: 'token-bucket', limit: 2, period: '1h' }] },
+    {
+      version: 1,
+      rules: [{ id: 'lib-writes', key: ['ip'], algorithm: 'token-bucket', limit: 2, period: '1h' }],
+    },
     'my-rules'
   )
   const app = new Hono<{ Bindings: RateLimitBindings }>()
   app.use('/api/*', rateLimit({ rules }))
-  app.get('/api/thing', (c) => c.json({ ok: true, remaining: c.get('rateLimit').decisions[0]?.decision.remaining }))
+  app.get('/api/thing', (c) =>
+    c.json({ ok: true, remaining: c.get('rateLimit').decisions[0]?.decision.remaining })
+  )
   app.get('/free', (c) => c.text('free'))
 
-  const get = (path: string) => app.request(path, { headers: { 'cf-connecting-ip': '192.0.2.10' } }, env)
+  const get = (path: string) =>
+    app.request(path, { headers: { 'cf-connecting-ip': '192.0.2.10' } }, env)
 
   it('limits only the routes it is mounted on and exposes the decision to handlers', async () => {
     expect(await (await get('/api/thing')).json()).toEqual({ ok: true, remaining: 1 })
@@ -32,19 +38,34 @@ describe('the limiter mounted by another Hono Worker', () => {
     unbound.use(rateLimit({ rules }))
     unbound.get('/', (c) => c.text('ok'))
     unbound.onError((error) => new Response(error.message, { status: 500 }))
-    const response = await unbound.request('/', { headers: { 'cf-connecting-ip': '192.0.2.11' } }, { ...env, LIMITER: undefined })
-    expect(await response.text()).toBe('rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter')
+    const response = await unbound.request(
+      '/',
+      { headers: { 'cf-connecting-ip': '192.0.2.11' } },
+      { ...env, LIMITER: undefined }
+    )
+    expect(await response.text()).toBe(
+      'rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter'
+    )
   })
 
   it('tells handlers when no rule applied', async () => {
     const open = new Hono<{ Bindings: RateLimitBindings }>()
     open.use(rateLimit({ rules: parseRules({ version: 1, rules: [] }, 'none') }))
     open.get('/', (c) => c.json(c.get('rateLimit')))
-    expect(await (await open.request('/', {}, env)).json()).toEqual({ decisions: [], unenforced: [] })
+    expect(await (await open.request('/', {}, env)).json()).toEqual({
+      decisions: [],
+      unenforced: [],
+    })
   })
 
   it('can take its rules from KV with its own defaults', async () => {
-    await env.RULES.put(RULES_KV_KEY, JSON.stringify({ version: 1, rules: [{ id: 'lib-kv', key: [], algorithm: 'sliding-window', limit: 7, period: '1m' }] }))
+    await env.RULES.put(
+      RULES_KV_KEY,
+      JSON.stringify({
+        version: 1,
+        rules: [{ id: 'lib-kv', key: [], algorithm: 'sliding-window', limit: 7, period: '1m' }],
+      })
+    )
     const kvApp = new Hono<{ Bindings: RateLimitBindings }>()
     kvApp.use(rateLimit({ rules: kvRules(rules) }))
     kvApp.get('/', (c) => c.text('ok'))

@@ -75,7 +75,9 @@ export function rateLimitHeaders(
     )
   }
   if (mode === 'ietf' || mode === 'both') {
-    const policies = decisions.map(({ rule }) => `${sfString(rule.id)};q=${rule.quota};w=${rule.windowSeconds}`)
+    const policies = decisions.map(
+      ({ rule }) => `${sfString(rule.id)};q=${rule.quota};w=${rule.windowSeconds}`
+    )
     const limits = decisions.map(({ rule, decision }) => {
       const t = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000))
       return `${sfString(rule.id)};r=${decision.remaining};t=${t}`

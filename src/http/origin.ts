@@ -27,7 +27,9 @@ export async function forwardToOrigin(request: Request, origin: string): Promise
   if (origin === '') {
     // With no zone origin behind it (wrangler dev, workers.dev) this would call the Worker itself.
     if (LOOPBACK_HOSTS.has(new URL(request.url).hostname)) {
-      return badGateway('ORIGIN is not set, and a local request has no zone origin behind it. Run `npm run dev` for the demo origin, or pass --var ORIGIN:<url>.')
+      return badGateway(
+        'ORIGIN is not set, and a local request has no zone origin behind it. Run `npm run dev` for the demo origin, or pass --var ORIGIN:<url>.'
+      )
     }
     target = request
   } else {

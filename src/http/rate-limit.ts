@@ -10,7 +10,13 @@ import { limit, type LimiterNamespace, type LimitResult } from '../limiter/clien
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import { limitKey, matchRules, type Rule, type RuleSet } from '../rules'
 import { requestFacts } from './facts'
-import { rateLimitHeaders, retryAfterSeconds, retryHeaders, type HeaderEntry, type RuleDecision } from './headers'
+import {
+  rateLimitHeaders,
+  retryAfterSeconds,
+  retryHeaders,
+  type HeaderEntry,
+  type RuleDecision,
+} from './headers'
 import { problemResponse } from './problem'
 import { readSettings, type HeaderMode, type SettingsVars } from './settings'
 
@@ -48,7 +54,11 @@ export interface RateLimitOptions {
   /** Longest wait for a Durable Object (ms). @default c.env.LIMITER_TIMEOUT_MS, else 1000 */
   timeoutMs?: number
   /** Builds the 429 response instead of the default problem+json. */
-  onLimited?: (c: Context, denied: RuleDecision[], retryAfterMs: number) => Response | Promise<Response>
+  onLimited?: (
+    c: Context,
+    denied: RuleDecision[],
+    retryAfterMs: number
+  ) => Response | Promise<Response>
 }
 
 /** Marks responses of requests whose limits could not be enforced (failed open). */
@@ -73,7 +83,9 @@ export const UNENFORCED_HEADER = 'X-RateLimit-Unenforced'
  * app.use('/api/*', rateLimit({ rules: parseRules(myRules, 'my-rules') }))
  * ```
  */
-export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<{ Bindings: RateLimitBindings }> => {
+export const rateLimit = (
+  options: RateLimitOptions
+): MiddlewareHandler<{ Bindings: RateLimitBindings }> => {
   const source = toSource(options.rules)
   const namespaceOf: (c: Context) => LimiterNamespace = options.limiter ?? ((c) => c.env.LIMITER)
 
@@ -106,18 +118,31 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<{ Bindin
     const namespace = namespaceOf(c)
     if (!namespace) {
       // A deployment mistake, not a limiter outage: failing open here would hide it for good.
-      throw new Error('rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter')
+      throw new Error(
+        'rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter'
+      )
     }
     const results = await Promise.all(
-      checks.map(async ({ rule, key }): Promise<{ rule: Rule; result: LimitResult | LimiterUnavailableError }> => {
-        const call = { ruleId: rule.id, key, policy: rule.policy, cost: 1, failMode: rule.failMode }
-        try {
-          return { rule, result: await limit(namespace, call, timeoutMs) }
-        } catch (error) {
-          if (error instanceof LimiterUnavailableError) return { rule, result: error }
-          throw error
+      checks.map(
+        async ({
+          rule,
+          key,
+        }): Promise<{ rule: Rule; result: LimitResult | LimiterUnavailableError }> => {
+          const call = {
+            ruleId: rule.id,
+            key,
+            policy: rule.policy,
+            cost: 1,
+            failMode: rule.failMode,
+          }
+          try {
+            return { rule, result: await limit(namespace, call, timeoutMs) }
+          } catch (error) {
+            if (error instanceof LimiterUnavailableError) return { rule, result: error }
+            throw error
+          }
         }
-      })
+      )
     )
     const failedClosed = results.filter(({ result }) => result instanceof LimiterUnavailableError)
     if (failedClosed.length > 0) return unavailable(failedClosed)
@@ -166,7 +191,9 @@ function toSource(rules: RuleSet | RulesSource): RulesSource {
 
 /** The default 429: an RFC 9457 problem naming the rule that denied the request. */
 function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): Response {
-  const binding = denied.reduce((a, b) => (b.decision.retryAfterMs > a.decision.retryAfterMs ? b : a))
+  const binding = denied.reduce((a, b) =>
+    b.decision.retryAfterMs > a.decision.retryAfterMs ? b : a
+  )
   const seconds = retryAfterSeconds(retryAfterMs)
   return problemResponse({
     type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
@@ -190,9 +217,13 @@ function badKey(rule: Rule, error: UnusableKeyError): Response {
 }
 
 /** The 503 of rules that fail closed and could not be decided. */
-function unavailable(failed: { rule: Rule; result: LimitResult | LimiterUnavailableError }[]): Response {
+function unavailable(
+  failed: { rule: Rule; result: LimitResult | LimiterUnavailableError }[]
+): Response {
   const rules = failed.map(({ rule }) => rule.id)
-  const reasons = [...new Set(failed.map(({ result }) => (result as LimiterUnavailableError).reason))]
+  const reasons = [
+    ...new Set(failed.map(({ result }) => (result as LimiterUnavailableError).reason)),
+  ]
   console.error(JSON.stringify({ event: 'rate-limit-fail-closed', rules, reasons }))
   return problemResponse(
     {

@@ -60,17 +60,39 @@ function parseSettings(vars: SettingsVars): Settings {
   return {
     origin: (vars.ORIGIN ?? '').trim(),
     rulesRefreshMs:
-      1000 * numberVar('RULES_REFRESH_SECONDS', vars.RULES_REFRESH_SECONDS, 1, 3600, DEFAULT_SETTINGS.rulesRefreshMs / 1000),
-    limiterTimeoutMs: numberVar('LIMITER_TIMEOUT_MS', vars.LIMITER_TIMEOUT_MS, 1, 60_000, DEFAULT_SETTINGS.limiterTimeoutMs),
+      1000 *
+      numberVar(
+        'RULES_REFRESH_SECONDS',
+        vars.RULES_REFRESH_SECONDS,
+        1,
+        3600,
+        DEFAULT_SETTINGS.rulesRefreshMs / 1000
+      ),
+    limiterTimeoutMs: numberVar(
+      'LIMITER_TIMEOUT_MS',
+      vars.LIMITER_TIMEOUT_MS,
+      1,
+      60_000,
+      DEFAULT_SETTINGS.limiterTimeoutMs
+    ),
     headers: headerMode(vars.RATE_LIMIT_HEADERS),
   }
 }
 
-function numberVar(name: string, value: string | number | undefined, min: number, max: number, fallback: number): number {
+function numberVar(
+  name: string,
+  value: string | number | undefined,
+  min: number,
+  max: number,
+  fallback: number
+): number {
   if (value === undefined || value === '') return fallback
   const n = Number(value)
   if (Number.isFinite(n) && n >= min && n <= max) return n
-  warnOnce(name, `${name}=${JSON.stringify(value)} is not a number from ${min} to ${max}; using ${fallback}`)
+  warnOnce(
+    name,
+    `${name}=${JSON.stringify(value)} is not a number from ${min} to ${max}; using ${fallback}`
+  )
   return fallback
 }
 
@@ -78,7 +100,10 @@ function headerMode(value: string | undefined): HeaderMode {
   if (value === undefined || value === '') return DEFAULT_SETTINGS.headers
   const mode = value.trim().toLowerCase() as HeaderMode
   if (HEADER_MODES.includes(mode)) return mode
-  warnOnce('RATE_LIMIT_HEADERS', `RATE_LIMIT_HEADERS=${JSON.stringify(value)} is not one of ${HEADER_MODES.join(', ')}; using both`)
+  warnOnce(
+    'RATE_LIMIT_HEADERS',
+    `RATE_LIMIT_HEADERS=${JSON.stringify(value)} is not one of ${HEADER_MODES.join(', ')}; using both`
+  )
   return DEFAULT_SETTINGS.headers
 }
 

@@ -28,8 +28,7 @@ export interface LimitCall {
 
 /** A decision, or the record that none could be had and the request was let through. */
 export type LimitResult =
-  | { enforced: true; decision: Decision }
-  | { enforced: false; reason: UnavailableReason }
+  { enforced: true; decision: Decision } | { enforced: false; reason: UnavailableReason }
 
 /**
  * Charges one key in its Durable Object, within `timeoutMs`.

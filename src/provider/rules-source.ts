@@ -100,7 +100,11 @@ export class KvRulesSource implements RulesSource {
       // Remember the bad text so it is not re-parsed and re-logged on every refresh.
       this.#text = text
       this.#ruleSet ??= this.#fallback()
-      log('rules-rejected', { source: error.source, problems: error.problems, inForce: this.#ruleSet.source })
+      log('rules-rejected', {
+        source: error.source,
+        problems: error.problems,
+        inForce: this.#ruleSet.source,
+      })
     }
   }
 }

@@ -2,7 +2,14 @@
  * @module rules
  * Rules as data: validation, matching, keys.
  */
-export { parseRules, parseRulesText, type KeyPart, type Matcher, type Rule, type RuleSet } from './parse'
+export {
+  parseRules,
+  parseRulesText,
+  type KeyPart,
+  type Matcher,
+  type Rule,
+  type RuleSet,
+} from './parse'
 export { matchRules, matches } from './match'
 export { limitKey, keyPartValue } from './key'
 export { parseDuration, formatDuration, MAX_PERIOD_MS } from './duration'

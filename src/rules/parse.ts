@@ -62,18 +62,26 @@ export interface RuleSet {
  */
 export function parseRules(input: unknown, source: string): RuleSet {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new RuleConfigError(source, [`(document): expected a rules document object, got ${show(input)}`])
+    throw new RuleConfigError(source, [
+      `(document): expected a rules document object, got ${show(input)}`,
+    ])
   }
   const result = v.safeParse(RulesDocumentSchema, input)
   if (!result.success) {
-    throw new RuleConfigError(source, result.issues.map((issue) => `${pathOf(issue)}: ${issue.message}`))
+    throw new RuleConfigError(
+      source,
+      result.issues.map((issue) => `${pathOf(issue)}: ${issue.message}`)
+    )
   }
   const problems: string[] = []
   const firstIndex = new Map<string, number>()
   result.output.rules.forEach((rule, index) => {
     const first = firstIndex.get(rule.id)
     if (first === undefined) firstIndex.set(rule.id, index)
-    else problems.push(`rules[${index}].id: duplicate id ${JSON.stringify(rule.id)} (also rules[${first}])`)
+    else
+      problems.push(
+        `rules[${index}].id: duplicate id ${JSON.stringify(rule.id)} (also rules[${first}])`
+      )
   })
   if (problems.length > 0) throw new RuleConfigError(source, problems)
   return Object.freeze({ source, rules: Object.freeze(result.output.rules.map(compileRule)) })
@@ -99,13 +107,20 @@ export function parseRulesText(text: string, source: string): RuleSet {
 function compileRule(input: RuleInput): Rule {
   const policy: Policy =
     input.algorithm === 'token-bucket'
-      ? { algorithm: 'token-bucket', limit: input.limit, periodMs: input.period, burst: input.burst ?? input.limit }
+      ? {
+          algorithm: 'token-bucket',
+          limit: input.limit,
+          periodMs: input.period,
+          burst: input.burst ?? input.limit,
+        }
       : { algorithm: 'sliding-window', limit: input.limit, periodMs: input.period }
   // A bucket of `burst` refilling `limit` per period holds `burst` units per the time it takes
   // to refill from empty: that is the quota a client can plan with.
   const quota = policy.algorithm === 'token-bucket' ? policy.burst : policy.limit
   const windowMs =
-    policy.algorithm === 'token-bucket' ? (policy.burst * policy.periodMs) / policy.limit : policy.periodMs
+    policy.algorithm === 'token-bucket'
+      ? (policy.burst * policy.periodMs) / policy.limit
+      : policy.periodMs
   return Object.freeze({
     id: input.id,
     match: compileMatch(input.match),
@@ -122,9 +137,11 @@ function compileRule(input: RuleInput): Rule {
 function compileMatch(match: RuleInput['match']): Matcher {
   if (!match) return {}
   const compiled: Matcher = {}
-  if (match.path !== undefined) compiled.paths = toList(match.path).map((p) => compileGlob(patternPath(p)))
+  if (match.path !== undefined)
+    compiled.paths = toList(match.path).map((p) => compileGlob(patternPath(p)))
   if (match.methods !== undefined) compiled.methods = new Set(match.methods)
-  if (match.host !== undefined) compiled.hosts = toList(match.host).map((h) => compileGlob(normalizeHost(h)))
+  if (match.host !== undefined)
+    compiled.hosts = toList(match.host).map((h) => compileGlob(normalizeHost(h)))
   return Object.freeze(compiled)
 }
 

@@ -10,7 +10,17 @@ import { parseDuration } from './duration'
 export const MAX_LIMIT = 1_000_000_000
 
 /** HTTP methods a rule may match. */
-export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']
+export const METHODS = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'CONNECT',
+  'TRACE',
+]
 
 /** Key parts that take no argument. */
 const FIXED_KEY_PARTS = ['ip', 'path', 'method', 'host', 'cf:country', 'cf:asn']
@@ -69,7 +79,11 @@ const oneOrMany = (item: v.GenericSchema<unknown, string>, what: string) =>
 const pathPattern = v.pipe(
   text('a path pattern'),
   v.startsWith('/', (i: Issue) => `${show(i.input)} must start with "/"`),
-  v.regex(/^[^?#\s]*$/, (i: Issue) => `${show(i.input)} must not contain "?", "#" or spaces (paths are matched without the query)`)
+  v.regex(
+    /^[^?#\s]*$/,
+    (i: Issue) =>
+      `${show(i.input)} must not contain "?", "#" or spaces (paths are matched without the query)`
+  )
 )
 
 const hostPattern = v.pipe(
@@ -97,7 +111,12 @@ const keyPart = v.pipe(
 const match = v.strictObject(
   {
     path: v.optional(oneOrMany(pathPattern, 'a path pattern')),
-    methods: v.optional(v.pipe(v.array(method, objectMessage('a list of methods')), v.minLength(1, 'must not be empty'))),
+    methods: v.optional(
+      v.pipe(
+        v.array(method, objectMessage('a list of methods')),
+        v.minLength(1, 'must not be empty')
+      )
+    ),
     host: v.optional(oneOrMany(hostPattern, 'a host pattern')),
   },
   objectMessage('an object')
@@ -106,7 +125,10 @@ const match = v.strictObject(
 const common = {
   id: v.pipe(
     text('a rule id'),
-    v.regex(RULE_ID, (i: Issue) => `${show(i.input)} is not a rule id (1-64 letters, digits, "_", "-", ".", ":")`)
+    v.regex(
+      RULE_ID,
+      (i: Issue) => `${show(i.input)} is not a rule id (1-64 letters, digits, "_", "-", ".", ":")`
+    )
   ),
   description: v.optional(text('a string')),
   match: v.optional(match),
@@ -123,15 +145,25 @@ const common = {
 }
 
 const algorithm = <N extends string>(name: N) =>
-  v.literal(name, (i: Issue) => `${show(i.input)} is not an algorithm (use "sliding-window" or "token-bucket")`)
+  v.literal(
+    name,
+    (i: Issue) => `${show(i.input)} is not an algorithm (use "sliding-window" or "token-bucket")`
+  )
 
 /** One rule, as written. */
 export const RuleSchema = v.variant(
   'algorithm',
   [
-    v.strictObject({ ...common, algorithm: algorithm('sliding-window') }, objectMessage('a rule object')),
     v.strictObject(
-      { ...common, algorithm: algorithm('token-bucket'), burst: v.optional(wholeNumber(MAX_LIMIT)) },
+      { ...common, algorithm: algorithm('sliding-window') },
+      objectMessage('a rule object')
+    ),
+    v.strictObject(
+      {
+        ...common,
+        algorithm: algorithm('token-bucket'),
+        burst: v.optional(wholeNumber(MAX_LIMIT)),
+      },
       objectMessage('a rule object')
     ),
   ],
@@ -139,8 +171,8 @@ export const RuleSchema = v.variant(
     i.expected === 'Object'
       ? `expected a rule object, got ${show(i.input)}`
       : i.received === 'undefined'
-      ? 'is required (use "sliding-window" or "token-bucket")'
-      : `${show(i.input)} is not an algorithm (use "sliding-window" or "token-bucket")`
+        ? 'is required (use "sliding-window" or "token-bucket")'
+        : `${show(i.input)} is not an algorithm (use "sliding-window" or "token-bucket")`
 )
 
 /** The whole rules document, as written. */

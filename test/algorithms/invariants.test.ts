@@ -46,23 +46,32 @@ function maxInAnyWindow(times: number[], windowMs: number): number {
 }
 
 describe('invariants over generated timelines', () => {
-  it.each([1, 2, 3, 4, 5])('token bucket never admits more than burst + rate × span (seed %i)', (seed) => {
-    const policy: Policy = { algorithm: 'token-bucket', limit: 10, periodMs: 1_000, burst: 15 }
-    const allowed = admitted(policy, timeline(seed, 5_000, 5_000))
-    for (const span of [100, 1_000, 3_000]) {
-      expect(maxInAnyWindow(allowed, span)).toBeLessThanOrEqual(15 + Math.ceil((10 * span) / 1_000))
+  it.each([1, 2, 3, 4, 5])(
+    'token bucket never admits more than burst + rate × span (seed %i)',
+    (seed) => {
+      const policy: Policy = { algorithm: 'token-bucket', limit: 10, periodMs: 1_000, burst: 15 }
+      const allowed = admitted(policy, timeline(seed, 5_000, 5_000))
+      for (const span of [100, 1_000, 3_000]) {
+        expect(maxInAnyWindow(allowed, span)).toBeLessThanOrEqual(
+          15 + Math.ceil((10 * span) / 1_000)
+        )
+      }
     }
-  })
+  )
 
-  it.each([1, 2, 3, 4, 5])('sliding window never admits twice the limit in any window (seed %i)', (seed) => {
-    const policy: Policy = { algorithm: 'sliding-window', limit: 50, periodMs: 1_000 }
-    const allowed = admitted(policy, timeline(seed, 5_000, 5_000))
-    // A fixed window can admit 2× at a boundary; the weighted previous window keeps the
-    // sliding counter's worst case well below that.
-    expect(maxInAnyWindow(allowed, 1_000)).toBeLessThan(2 * 50)
-    // Within one aligned window it is exact.
-    const perWindow = new Map<number, number>()
-    for (const t of allowed) perWindow.set(Math.floor(t / 1_000), (perWindow.get(Math.floor(t / 1_000)) ?? 0) + 1)
-    expect(Math.max(...perWindow.values())).toBeLessThanOrEqual(50)
-  })
+  it.each([1, 2, 3, 4, 5])(
+    'sliding window never admits twice the limit in any window (seed %i)',
+    (seed) => {
+      const policy: Policy = { algorithm: 'sliding-window', limit: 50, periodMs: 1_000 }
+      const allowed = admitted(policy, timeline(seed, 5_000, 5_000))
+      // A fixed window can admit 2× at a boundary; the weighted previous window keeps the
+      // sliding counter's worst case well below that.
+      expect(maxInAnyWindow(allowed, 1_000)).toBeLessThan(2 * 50)
+      // Within one aligned window it is exact.
+      const perWindow = new Map<number, number>()
+      for (const t of allowed)
+        perWindow.set(Math.floor(t / 1_000), (perWindow.get(Math.floor(t / 1_000)) ?? 0) + 1)
+      expect(Math.max(...perWindow.values())).toBeLessThanOrEqual(50)
+    }
+  )
 })

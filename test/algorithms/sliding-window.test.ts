@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { drive } from '../support/drive'
-import { slidingWindow, type SlidingWindowPolicy, type SlidingWindowState } from '../../src/algorithms'
+import {
+  slidingWindow,
+  type SlidingWindowPolicy,
+  type SlidingWindowState,
+} from '../../src/algorithms'
 
 const MINUTE = 60_000
 const policy: SlidingWindowPolicy = { algorithm: 'sliding-window', limit: 10, periodMs: MINUTE }
 const T0 = 1_700_000_040_000 // a minute boundary
 const at = (ms: number) => T0 + ms
 
-const burst = (state: SlidingWindowState | undefined, count: number, nowMs: number) => drive(slidingWindow, policy, state, count, nowMs)
+const burst = (state: SlidingWindowState | undefined, count: number, nowMs: number) =>
+  drive(slidingWindow, policy, state, count, nowMs)
 
 describe('sliding-window counter', () => {
   it('allows up to the limit in a fresh window, then denies', () => {
@@ -18,10 +23,16 @@ describe('sliding-window counter', () => {
 
   it('reports remaining, the full reset and no retry while allowed', () => {
     const { decision } = slidingWindow.consume(undefined, policy, at(5_000), 1)
-    expect(decision).toEqual({ allowed: true, limit: 10, remaining: 9, resetAtMs: T0 + 2 * MINUTE, retryAfterMs: 0 })
+    expect(decision).toEqual({
+      allowed: true,
+      limit: 10,
+      remaining: 9,
+      resetAtMs: T0 + 2 * MINUTE,
+      retryAfterMs: 0,
+    })
   })
 
-  it('matches the seeds\' worked example: 42 previous, 18 current, 15 s in → 49.5 of 50', () => {
+  it("matches the seeds' worked example: 42 previous, 18 current, 15 s in → 49.5 of 50", () => {
     const p: SlidingWindowPolicy = { algorithm: 'sliding-window', limit: 50, periodMs: MINUTE }
     const state: SlidingWindowState = { windowStartMs: T0, current: 18, previous: 42 }
     const first = slidingWindow.consume(state, p, at(15_000), 1)
@@ -99,7 +110,11 @@ describe('sliding-window counter', () => {
   })
 
   it('handles a 365-day period without overflow', () => {
-    const year: SlidingWindowPolicy = { algorithm: 'sliding-window', limit: 1_000_000_000, periodMs: 365 * 86_400_000 }
+    const year: SlidingWindowPolicy = {
+      algorithm: 'sliding-window',
+      limit: 1_000_000_000,
+      periodMs: 365 * 86_400_000,
+    }
     const outcome = slidingWindow.consume(undefined, year, at(0), 1)
     expect(outcome.decision.allowed).toBe(true)
     expect(outcome.decision.remaining).toBe(999_999_999)

@@ -2,10 +2,16 @@ import { describe, expect, it } from 'vitest'
 import { drive } from '../support/drive'
 import { tokenBucket, type TokenBucketPolicy, type TokenBucketState } from '../../src/algorithms'
 
-const policy: TokenBucketPolicy = { algorithm: 'token-bucket', limit: 10, periodMs: 1_000, burst: 20 }
+const policy: TokenBucketPolicy = {
+  algorithm: 'token-bucket',
+  limit: 10,
+  periodMs: 1_000,
+  burst: 20,
+}
 const T0 = 1_700_000_000_000
 
-const burst = (state: TokenBucketState | undefined, count: number, nowMs: number) => drive(tokenBucket, policy, state, count, nowMs)
+const burst = (state: TokenBucketState | undefined, count: number, nowMs: number) =>
+  drive(tokenBucket, policy, state, count, nowMs)
 
 describe('token bucket', () => {
   it('starts full: a burst of `burst` passes, then it denies', () => {
@@ -16,7 +22,13 @@ describe('token bucket', () => {
 
   it('reports the capacity as limit and when the bucket is full again', () => {
     const { decision } = tokenBucket.consume(undefined, policy, T0, 1)
-    expect(decision).toEqual({ allowed: true, limit: 20, remaining: 19, resetAtMs: T0 + 100, retryAfterMs: 0 })
+    expect(decision).toEqual({
+      allowed: true,
+      limit: 20,
+      remaining: 19,
+      resetAtMs: T0 + 100,
+      retryAfterMs: 0,
+    })
   })
 
   it.each([
@@ -44,7 +56,10 @@ describe('token bucket', () => {
     const outcome = tokenBucket.consume(state, policy, T0, 5)
     expect(outcome.decision.allowed).toBe(false)
     expect(outcome.state).toBe(state)
-    expect(tokenBucket.consume(state, policy, T0, 2).decision).toMatchObject({ allowed: true, remaining: 0 })
+    expect(tokenBucket.consume(state, policy, T0, 2).decision).toMatchObject({
+      allowed: true,
+      remaining: 0,
+    })
   })
 
   it('a cost above the capacity never passes and points at a full bucket', () => {
@@ -74,7 +89,12 @@ describe('token bucket', () => {
   })
 
   it('accumulates fractional refills without drift', () => {
-    const slow: TokenBucketPolicy = { algorithm: 'token-bucket', limit: 3, periodMs: 10_000, burst: 3 }
+    const slow: TokenBucketPolicy = {
+      algorithm: 'token-bucket',
+      limit: 3,
+      periodMs: 10_000,
+      burst: 3,
+    }
     let state: TokenBucketState | undefined = { tokens: 0, updatedAtMs: T0 }
     let allowed = 0
     // One request every ms for 100 s: exactly 3 tokens per 10 s arrive, so 30 pass.
@@ -87,7 +107,12 @@ describe('token bucket', () => {
   })
 
   it('handles a 365-day period', () => {
-    const year: TokenBucketPolicy = { algorithm: 'token-bucket', limit: 1, periodMs: 365 * 86_400_000, burst: 1 }
+    const year: TokenBucketPolicy = {
+      algorithm: 'token-bucket',
+      limit: 1,
+      periodMs: 365 * 86_400_000,
+      burst: 1,
+    }
     const first = tokenBucket.consume(undefined, year, T0, 1)
     const second = tokenBucket.consume(first.state, year, T0 + 1, 1)
     expect(second.decision.allowed).toBe(false)

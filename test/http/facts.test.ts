@@ -20,9 +20,12 @@ describe('clientAddress', () => {
     expect(clientAddress('2001:db8:0:1::a')).not.toBe(clientAddress('2001:db8:0:2::a'))
   })
 
-  it.each([null, '', 'not-an-ip', '1.2.3', '999.1.1.1', '203.0.113.7, 10.0.0.1'])('%j is no address', (header) => {
-    expect(clientAddress(header)).toBeUndefined()
-  })
+  it.each([null, '', 'not-an-ip', '1.2.3', '999.1.1.1', '203.0.113.7, 10.0.0.1'])(
+    '%j is no address',
+    (header) => {
+      expect(clientAddress(header)).toBeUndefined()
+    }
+  )
 })
 
 describe('requestFacts', () => {
@@ -33,12 +36,19 @@ describe('requestFacts', () => {
         headers: { 'cf-connecting-ip': '2001:db8::1', 'x-forwarded-for': '198.51.100.1' },
       })
     )
-    expect(facts).toMatchObject({ method: 'POST', host: 'api.example.com', path: '/api/x', ip: '2001:db8::/64' })
+    expect(facts).toMatchObject({
+      method: 'POST',
+      host: 'api.example.com',
+      path: '/api/x',
+      ip: '2001:db8::/64',
+    })
     expect(facts.query.get('a')).toBe('1')
   })
 
   it('has no ip, country or asn when the request does not carry them', () => {
-    const facts = requestFacts(new Request('https://example.com/', { headers: { 'x-forwarded-for': '198.51.100.1' } }))
+    const facts = requestFacts(
+      new Request('https://example.com/', { headers: { 'x-forwarded-for': '198.51.100.1' } })
+    )
     expect(facts.ip).toBeUndefined()
     expect(facts.country).toBeUndefined()
     expect(facts.asn).toBeUndefined()

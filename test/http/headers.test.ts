@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { rateLimitHeaders, retryAfterSeconds, retryHeaders, tightest, type RuleDecision } from '../../src/http/headers'
+import {
+  rateLimitHeaders,
+  retryAfterSeconds,
+  retryHeaders,
+  tightest,
+  type RuleDecision,
+} from '../../src/http/headers'
 import { parseRules } from '../../src/rules'
 import type { Decision } from '../../src/types'
 
@@ -9,7 +15,14 @@ const [perIp, perKey] = parseRules(
     version: 1,
     rules: [
       { id: 'per-ip', key: ['ip'], algorithm: 'sliding-window', limit: 100, period: '1m' },
-      { id: 'per-key', key: ['header:x-api-key'], algorithm: 'token-bucket', limit: 10, period: '1s', burst: 20 },
+      {
+        id: 'per-key',
+        key: ['header:x-api-key'],
+        algorithm: 'token-bucket',
+        limit: 10,
+        period: '1s',
+        burst: 20,
+      },
     ],
   },
   't'

@@ -3,9 +3,21 @@ import { describe, expect, it } from 'vitest'
 import { createApp } from '../../src/app'
 import { client, rules } from '../support/http'
 
-const limited = rules({ id: 'pass', key: ['ip'], algorithm: 'sliding-window', limit: 1000, period: '1h' })
+const limited = rules({
+  id: 'pass',
+  key: ['ip'],
+  algorithm: 'sliding-window',
+  limit: 1000,
+  period: '1h',
+})
 
-type Echo = { method: string; url: string; headers: Record<string, string>; body: string; bodyLength: number }
+type Echo = {
+  method: string
+  url: string
+  headers: Record<string, string>
+  body: string
+  bodyLength: number
+}
 
 describe('forwarding to ORIGIN over the network', () => {
   const send = client({ rules: limited }, { ORIGIN: env.TEST_ORIGIN })
@@ -30,7 +42,11 @@ describe('forwarding to ORIGIN over the network', () => {
     const echo = (await response.json()) as Echo
     expect(echo.method).toBe('PUT')
     expect(echo.url).toBe('/api/items/7?b=2&a=1&a=3')
-    expect(echo.headers).toMatchObject({ 'content-type': 'application/json', 'x-custom': 'yes', authorization: 'Bearer t' })
+    expect(echo.headers).toMatchObject({
+      'content-type': 'application/json',
+      'x-custom': 'yes',
+      authorization: 'Bearer t',
+    })
     expect(echo.bodyLength).toBe(10 + 10 + 100_000)
     expect(echo.body.startsWith('{"part":1}{"part":2}xxx')).toBe(true)
     expect(response.headers.get('x-origin-header')).toBe('kept')
@@ -49,7 +65,7 @@ describe('forwarding to ORIGIN over the network', () => {
     expect(response.status).toBe(302)
   })
 
-  it('answers HEAD with the origin\'s headers and no body', async () => {
+  it("answers HEAD with the origin's headers and no body", async () => {
     const response = await send('/h', { method: 'HEAD', ip: '203.0.113.4' })
     expect(response.status).toBe(200)
     expect(response.headers.get('x-origin-header')).toBe('kept')

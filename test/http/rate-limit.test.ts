@@ -5,7 +5,8 @@ import { rateLimit, UNENFORCED_HEADER, type RateLimitBindings } from '../../src/
 import type { LimiterNamespace } from '../../src/limiter/client'
 import { client, parseRateLimit, rules } from '../support/http'
 
-const worker = (path: string, init: RequestInit = {}) => exports.default.fetch(new Request(`http://example.com${path}`, init))
+const worker = (path: string, init: RequestInit = {}) =>
+  exports.default.fetch(new Request(`http://example.com${path}`, init))
 
 describe('the Worker with its bundled rules', () => {
   it('answers 200s with headers, then a 429 problem, and does not call the origin', async () => {
@@ -50,9 +51,16 @@ describe('the Worker with its bundled rules', () => {
   })
 
   it('checks every matching rule and lists each in RateLimit-Policy', async () => {
-    const response = await worker('/api/x', { headers: { 'cf-connecting-ip': '198.51.100.3', 'x-api-key': 'k1' } })
-    expect(response.headers.get('RateLimit-Policy')).toBe('"api-per-ip";q=10;w=60, "api-key-burst";q=20;w=2')
-    expect(Object.keys(parseRateLimit(response.headers.get('RateLimit')))).toEqual(['api-per-ip', 'api-key-burst'])
+    const response = await worker('/api/x', {
+      headers: { 'cf-connecting-ip': '198.51.100.3', 'x-api-key': 'k1' },
+    })
+    expect(response.headers.get('RateLimit-Policy')).toBe(
+      '"api-per-ip";q=10;w=60, "api-key-burst";q=20;w=2'
+    )
+    expect(Object.keys(parseRateLimit(response.headers.get('RateLimit')))).toEqual([
+      'api-per-ip',
+      'api-key-burst',
+    ])
   })
 
   it('does not apply a rule whose key part is missing: no CF-Connecting-IP, no per-IP limit', async () => {
@@ -63,14 +71,24 @@ describe('the Worker with its bundled rules', () => {
 
   it('groups IPv6 clients by /64 and counts IPv4-mapped addresses as IPv4', async () => {
     for (let i = 1; i <= 10; i++) {
-      const response = await worker('/api/v6', { headers: { 'cf-connecting-ip': `2001:db8:aa:bb::${i.toString(16)}` } })
+      const response = await worker('/api/v6', {
+        headers: { 'cf-connecting-ip': `2001:db8:aa:bb::${i.toString(16)}` },
+      })
       expect(response.status).toBe(200)
     }
-    expect((await worker('/api/v6', { headers: { 'cf-connecting-ip': '2001:db8:aa:bb:ffff::1' } })).status).toBe(429)
-    expect((await worker('/api/v6', { headers: { 'cf-connecting-ip': '2001:db8:aa:bc::1' } })).status).toBe(200)
+    expect(
+      (await worker('/api/v6', { headers: { 'cf-connecting-ip': '2001:db8:aa:bb:ffff::1' } }))
+        .status
+    ).toBe(429)
+    expect(
+      (await worker('/api/v6', { headers: { 'cf-connecting-ip': '2001:db8:aa:bc::1' } })).status
+    ).toBe(200)
 
-    for (let i = 0; i < 10; i++) await worker('/api/v4', { headers: { 'cf-connecting-ip': '192.0.2.99' } })
-    expect((await worker('/api/v4', { headers: { 'cf-connecting-ip': '::ffff:192.0.2.99' } })).status).toBe(429)
+    for (let i = 0; i < 10; i++)
+      await worker('/api/v4', { headers: { 'cf-connecting-ip': '192.0.2.99' } })
+    expect(
+      (await worker('/api/v4', { headers: { 'cf-connecting-ip': '::ffff:192.0.2.99' } })).status
+    ).toBe(429)
   })
 })
 
@@ -79,8 +97,19 @@ describe('rateLimit middleware', () => {
     ['sliding-window', {}],
     ['token-bucket', { burst: 100 }],
   ])('admits exactly 100 of 500 concurrent requests on one key (%s)', async (algorithm, extra) => {
-    const send = client({ rules: rules({ id: `c-${algorithm}`, key: ['ip'], algorithm, limit: 100, period: '1h', ...extra }) })
-    const responses = await Promise.all(Array.from({ length: 500 }, () => send('/x', { ip: '203.0.113.50' })))
+    const send = client({
+      rules: rules({
+        id: `c-${algorithm}`,
+        key: ['ip'],
+        algorithm,
+        limit: 100,
+        period: '1h',
+        ...extra,
+      }),
+    })
+    const responses = await Promise.all(
+      Array.from({ length: 500 }, () => send('/x', { ip: '203.0.113.50' }))
+    )
     const statuses = responses.map((r) => r.status)
     expect(statuses.filter((s) => s === 200)).toHaveLength(100)
     expect(statuses.filter((s) => s === 429)).toHaveLength(400)
@@ -94,10 +123,16 @@ describe('rateLimit middleware', () => {
       ),
     })
     const first = await send('/x', { ip: '203.0.113.60' })
-    expect(parseRateLimit(first.headers.get('RateLimit'))).toMatchObject({ wide: { r: 999 }, narrow: { r: 0 } })
+    expect(parseRateLimit(first.headers.get('RateLimit'))).toMatchObject({
+      wide: { r: 999 },
+      narrow: { r: 0 },
+    })
     const second = await send('/x', { ip: '203.0.113.60' })
     expect(second.status).toBe(429)
-    expect(parseRateLimit(second.headers.get('RateLimit'))).toMatchObject({ wide: { r: 998 }, narrow: { r: 0 } })
+    expect(parseRateLimit(second.headers.get('RateLimit'))).toMatchObject({
+      wide: { r: 998 },
+      narrow: { r: 0 },
+    })
     expect(await second.json()).toMatchObject({ rule: 'narrow', 'violated-policies': ['narrow'] })
   })
 
@@ -105,9 +140,29 @@ describe('rateLimit middleware', () => {
     ['legacy', ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']],
     ['ietf', ['ratelimit', 'ratelimit-policy']],
     ['none', []],
-    ['both', ['ratelimit', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']],
+    [
+      'both',
+      [
+        'ratelimit',
+        'ratelimit-policy',
+        'x-ratelimit-limit',
+        'x-ratelimit-remaining',
+        'x-ratelimit-reset',
+      ],
+    ],
   ])('RATE_LIMIT_HEADERS=%s sends only those headers', async (mode, expected) => {
-    const send = client({ rules: rules({ id: `h-${mode}`, key: ['ip'], algorithm: 'sliding-window', limit: 5, period: '1m' }) }, { RATE_LIMIT_HEADERS: mode })
+    const send = client(
+      {
+        rules: rules({
+          id: `h-${mode}`,
+          key: ['ip'],
+          algorithm: 'sliding-window',
+          limit: 5,
+          period: '1m',
+        }),
+      },
+      { RATE_LIMIT_HEADERS: mode }
+    )
     const response = await send('/x', { ip: '203.0.113.70' })
     const names = [...response.headers.keys()].filter((n) => n.includes('ratelimit')).sort()
     expect(names).toEqual(expected)
@@ -115,7 +170,13 @@ describe('rateLimit middleware', () => {
 
   it('lets a custom onLimited build the 429', async () => {
     const send = client({
-      rules: rules({ id: 'custom', key: ['ip'], algorithm: 'sliding-window', limit: 1, period: '1m' }),
+      rules: rules({
+        id: 'custom',
+        key: ['ip'],
+        algorithm: 'sliding-window',
+        limit: 1,
+        period: '1m',
+      }),
       onLimited: (_c, denied) => new Response(`slow down: ${denied[0]!.rule.id}`, { status: 429 }),
     })
     await send('/x', { ip: '203.0.113.80' })
@@ -130,7 +191,16 @@ describe('when the Durable Object fails', () => {
   const flaky = (c: { env: { FLAKY_LIMITER: unknown } }) => c.env.FLAKY_LIMITER as LimiterNamespace
 
   it('fails open by default: the request goes through, marked unenforced', async () => {
-    const send = client({ limiter: flaky, rules: rules({ id: 'throws-open', key: ['ip'], algorithm: 'sliding-window', limit: 1, period: '1m' }) })
+    const send = client({
+      limiter: flaky,
+      rules: rules({
+        id: 'throws-open',
+        key: ['ip'],
+        algorithm: 'sliding-window',
+        limit: 1,
+        period: '1m',
+      }),
+    })
     for (let i = 0; i < 3; i++) {
       const response = await send('/x', { ip: '203.0.113.90' })
       expect(response.status).toBe(200)
@@ -140,7 +210,17 @@ describe('when the Durable Object fails', () => {
   })
 
   it('fails open on a timeout', async () => {
-    const send = client({ limiter: flaky, timeoutMs: 50, rules: rules({ id: 'hangs-open', key: ['ip'], algorithm: 'sliding-window', limit: 1, period: '1m' }) })
+    const send = client({
+      limiter: flaky,
+      timeoutMs: 50,
+      rules: rules({
+        id: 'hangs-open',
+        key: ['ip'],
+        algorithm: 'sliding-window',
+        limit: 1,
+        period: '1m',
+      }),
+    })
     const response = await send('/x', { ip: '203.0.113.91' })
     expect(response.status).toBe(200)
     expect(response.headers.get(UNENFORCED_HEADER)).toBe('hangs-open')
@@ -148,7 +228,17 @@ describe('when the Durable Object fails', () => {
 
   it('fails closed with a 503 problem when the rule says so', async () => {
     const send = client(
-      { limiter: flaky, rules: rules({ id: 'hangs-closed', key: ['ip'], algorithm: 'sliding-window', limit: 1, period: '1m', failMode: 'closed' }) },
+      {
+        limiter: flaky,
+        rules: rules({
+          id: 'hangs-closed',
+          key: ['ip'],
+          algorithm: 'sliding-window',
+          limit: 1,
+          period: '1m',
+          failMode: 'closed',
+        }),
+      },
       { LIMITER_TIMEOUT_MS: '50' }
     )
     const response = await send('/x', { ip: '203.0.113.92' })
@@ -165,7 +255,15 @@ describe('when the Durable Object fails', () => {
 
 describe('requests and responses the limiter must not take at face value', () => {
   it('answers 400 when a keyed query parameter is repeated, without charging anything', async () => {
-    const send = client({ rules: rules({ id: 'by-key', key: ['query:api_key'], algorithm: 'sliding-window', limit: 1, period: '1h' }) })
+    const send = client({
+      rules: rules({
+        id: 'by-key',
+        key: ['query:api_key'],
+        algorithm: 'sliding-window',
+        limit: 1,
+        period: '1h',
+      }),
+    })
     const response = await send('/x?api_key=junk&api_key=REAL', { ip: '203.0.113.100' })
     expect(response.status).toBe(400)
     expect(response.headers.get('content-type')).toBe('application/problem+json')
@@ -173,24 +271,49 @@ describe('requests and responses the limiter must not take at face value', () =>
       type: 'about:blank',
       title: 'Bad Request',
       status: 400,
-      detail: 'The query parameter "api_key" appears 2 times; a rate-limit key needs exactly one value. Rule "by-key" keys on query:api_key.',
+      detail:
+        'The query parameter "api_key" appears 2 times; a rate-limit key needs exactly one value. Rule "by-key" keys on query:api_key.',
       rule: 'by-key',
     })
     expect((await send('/x?api_key=REAL', { ip: '203.0.113.100' })).status).toBe(200)
   })
 
-  it('keeps its own legacy headers and adds its draft-10 items to an origin\'s', async () => {
+  it("keeps its own legacy headers and adds its draft-10 items to an origin's", async () => {
     const app = new Hono<{ Bindings: RateLimitBindings }>()
-    app.use(rateLimit({ rules: rules({ id: 'edge', key: ['ip'], algorithm: 'sliding-window', limit: 5, period: '1m' }) }))
-    app.get('/', () =>
-      new Response('ok', {
-        headers: { 'X-RateLimit-Limit': '999', RateLimit: '"origin";r=1;t=1', 'RateLimit-Policy': '"origin";q=2;w=1', 'x-other': 'kept' },
+    app.use(
+      rateLimit({
+        rules: rules({
+          id: 'edge',
+          key: ['ip'],
+          algorithm: 'sliding-window',
+          limit: 5,
+          period: '1m',
+        }),
       })
     )
-    const response = await app.request('/', { headers: { 'cf-connecting-ip': '203.0.113.101' } }, env)
+    app.get(
+      '/',
+      () =>
+        new Response('ok', {
+          headers: {
+            'X-RateLimit-Limit': '999',
+            RateLimit: '"origin";r=1;t=1',
+            'RateLimit-Policy': '"origin";q=2;w=1',
+            'x-other': 'kept',
+          },
+        })
+    )
+    const response = await app.request(
+      '/',
+      { headers: { 'cf-connecting-ip': '203.0.113.101' } },
+      env
+    )
     expect(response.headers.get('X-RateLimit-Limit')).toBe('5')
     expect(response.headers.get('RateLimit-Policy')).toBe('"origin";q=2;w=1, "edge";q=5;w=60')
-    expect(Object.keys(parseRateLimit(response.headers.get('RateLimit')))).toEqual(['origin', 'edge'])
+    expect(Object.keys(parseRateLimit(response.headers.get('RateLimit')))).toEqual([
+      'origin',
+      'edge',
+    ])
     expect(response.headers.get('x-other')).toBe('kept')
   })
 })

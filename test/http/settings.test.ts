@@ -9,8 +9,18 @@ describe('readSettings', () => {
 
   it('parses the vars wrangler passes as strings, and numbers', () => {
     expect(
-      readSettings({ ORIGIN: ' https://o.example ', RULES_REFRESH_SECONDS: '5', LIMITER_TIMEOUT_MS: 250, RATE_LIMIT_HEADERS: 'IETF' })
-    ).toEqual({ origin: 'https://o.example', rulesRefreshMs: 5_000, limiterTimeoutMs: 250, headers: 'ietf' })
+      readSettings({
+        ORIGIN: ' https://o.example ',
+        RULES_REFRESH_SECONDS: '5',
+        LIMITER_TIMEOUT_MS: 250,
+        RATE_LIMIT_HEADERS: 'IETF',
+      })
+    ).toEqual({
+      origin: 'https://o.example',
+      rulesRefreshMs: 5_000,
+      limiterTimeoutMs: 250,
+      headers: 'ietf',
+    })
   })
 
   it.each([

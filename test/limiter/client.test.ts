@@ -6,30 +6,51 @@ import { limit, type LimitCall, type LimiterNamespace } from '../../src/limiter/
 import { MAX_OBJECT_NAME_LENGTH, objectName } from '../../src/limiter/object-name'
 
 const policy: Policy = { algorithm: 'sliding-window', limit: 2, periodMs: 60_000 }
-const call = (fields: Partial<LimitCall>): LimitCall => ({ ruleId: 'r', key: 'r|k', policy, cost: 1, failMode: 'open', ...fields })
+const call = (fields: Partial<LimitCall>): LimitCall => ({
+  ruleId: 'r',
+  key: 'r|k',
+  policy,
+  cost: 1,
+  failMode: 'open',
+  ...fields,
+})
 const flaky = env.FLAKY_LIMITER as unknown as LimiterNamespace
 
 describe('limiter client', () => {
-  it('returns the Durable Object\'s decision', async () => {
+  it("returns the Durable Object's decision", async () => {
     const result = await limit(env.LIMITER, call({ key: 'r|decides' }), 1_000)
     expect(result).toMatchObject({ enforced: true, decision: { allowed: true, remaining: 1 } })
   })
 
   it('fails open on an error: not enforced, with the reason', async () => {
-    expect(await limit(flaky, call({ ruleId: 'throws', key: 'throws|a' }), 1_000)).toEqual({ enforced: false, reason: 'error' })
+    expect(await limit(flaky, call({ ruleId: 'throws', key: 'throws|a' }), 1_000)).toEqual({
+      enforced: false,
+      reason: 'error',
+    })
   })
 
   it('fails open on a timeout', async () => {
     const started = Date.now()
-    expect(await limit(flaky, call({ ruleId: 'hangs', key: 'hangs|a' }), 50)).toEqual({ enforced: false, reason: 'timeout' })
+    expect(await limit(flaky, call({ ruleId: 'hangs', key: 'hangs|a' }), 50)).toEqual({
+      enforced: false,
+      reason: 'timeout',
+    })
     expect(Date.now() - started).toBeLessThan(1_000)
   })
 
   it('fails closed by throwing LimiterUnavailableError', async () => {
-    const error = await limit(flaky, call({ ruleId: 'throws', key: 'throws|b', failMode: 'closed' }), 1_000).catch((e: unknown) => e)
+    const error = await limit(
+      flaky,
+      call({ ruleId: 'throws', key: 'throws|b', failMode: 'closed' }),
+      1_000
+    ).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LimiterUnavailableError)
     expect((error as LimiterUnavailableError).reason).toBe('error')
-    const timeout = await limit(flaky, call({ ruleId: 'hangs', key: 'hangs|b', failMode: 'closed' }), 50).catch((e: unknown) => e)
+    const timeout = await limit(
+      flaky,
+      call({ ruleId: 'hangs', key: 'hangs|b', failMode: 'closed' }),
+      50
+    ).catch((e: unknown) => e)
     expect((timeout as LimiterUnavailableError).reason).toBe('timeout')
   })
 

@@ -13,18 +13,29 @@ const storedState = (stub: DurableObjectStub<RateLimiterObject>) =>
   runInDurableObject(stub, (_instance, state) => state.storage.kv.get<Stored>('state'))
 
 describe('RateLimiterObject', () => {
-  it.each([hourly, bucket])('admits exactly the limit of 500 concurrent calls (%o)', async (policy) => {
-    const stub = env.LIMITER.getByName(`concurrent-${policy.algorithm}`)
-    const decisions = await Promise.all(Array.from({ length: 500 }, () => stub.consume(policy, 1)))
-    expect(decisions.filter((d) => d.allowed)).toHaveLength(100)
-    expect(decisions.filter((d) => !d.allowed).every((d) => d.remaining === 0 && d.retryAfterMs > 0)).toBe(true)
-  })
+  it.each([hourly, bucket])(
+    'admits exactly the limit of 500 concurrent calls (%o)',
+    async (policy) => {
+      const stub = env.LIMITER.getByName(`concurrent-${policy.algorithm}`)
+      const decisions = await Promise.all(
+        Array.from({ length: 500 }, () => stub.consume(policy, 1))
+      )
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(100)
+      expect(
+        decisions.filter((d) => !d.allowed).every((d) => d.remaining === 0 && d.retryAfterMs > 0)
+      ).toBe(true)
+    }
+  )
 
   it('stores state with its expiry and arms one alarm for it', async () => {
     const stub = env.LIMITER.getByName('stores')
     const decision = await stub.consume(hourly, 1)
     const stored = await storedState(stub)
-    expect(stored).toMatchObject({ algorithm: 'sliding-window', periodMs: 3_600_000, expiresAtMs: decision.resetAtMs })
+    expect(stored).toMatchObject({
+      algorithm: 'sliding-window',
+      periodMs: 3_600_000,
+      expiresAtMs: decision.resetAtMs,
+    })
     const alarm = await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())
     expect(alarm).toBe(decision.resetAtMs)
   })
@@ -39,7 +50,7 @@ describe('RateLimiterObject', () => {
     expect(await storedState(stub)).toEqual(before)
   })
 
-  it('starts afresh when the rule\'s algorithm or period changes', async () => {
+  it("starts afresh when the rule's algorithm or period changes", async () => {
     const stub = env.LIMITER.getByName('policy-change')
     await stub.consume({ ...hourly, limit: 1 }, 1)
     expect((await stub.consume({ ...hourly, limit: 1 }, 1)).allowed).toBe(false)
@@ -52,7 +63,9 @@ describe('RateLimiterObject', () => {
     const decision = await stub.consume(hourly, 1)
     expect(await runDurableObjectAlarm(stub)).toBe(true)
     expect(await storedState(stub)).toBeDefined()
-    expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBe(decision.resetAtMs)
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBe(
+      decision.resetAtMs
+    )
     expect((await stub.consume(hourly, 1)).remaining).toBe(98)
   })
 

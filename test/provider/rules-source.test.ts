@@ -4,14 +4,20 @@ import { KvRulesSource, RULES_KV_KEY, type RulesContext } from '../../src/provid
 import { parseRules, type RuleSet } from '../../src/rules'
 
 const doc = (id: string, limit = 5) =>
-  JSON.stringify({ version: 1, rules: [{ id, key: ['ip'], algorithm: 'sliding-window', limit, period: '1m' }] })
+  JSON.stringify({
+    version: 1,
+    rules: [{ id, key: ['ip'], algorithm: 'sliding-window', limit, period: '1m' }],
+  })
 const fallback = parseRules(JSON.parse(doc('bundled')), 'rules.json')
 
 /** A source on a clock the test moves, and a context that records background work. */
 function setup(kv: KVNamespace = env.RULES, refreshMs = 30_000) {
   let nowMs = 1_000_000
   const pending: Promise<unknown>[] = []
-  const source = new KvRulesSource(() => fallback, () => nowMs)
+  const source = new KvRulesSource(
+    () => fallback,
+    () => nowMs
+  )
   const context: RulesContext = { kv, refreshMs, waitUntil: (p) => pending.push(p) }
   return {
     get: () => source.get(context),
@@ -86,7 +92,10 @@ describe('KvRulesSource', () => {
   it('keeps the rules in force when a refresh fails', async () => {
     await env.RULES.put(RULES_KV_KEY, doc('good'))
     let fail = false
-    const kv = { get: (key: string) => (fail ? Promise.reject(new Error('KV unavailable')) : env.RULES.get(key)) }
+    const kv = {
+      get: (key: string) =>
+        fail ? Promise.reject(new Error('KV unavailable')) : env.RULES.get(key),
+    }
     const { get, advance, settle } = setup(kv as unknown as KVNamespace)
     expect(ids(await get())).toEqual(['good'])
     fail = true
@@ -118,6 +127,8 @@ describe('KvRulesSource', () => {
 
   it('without a KV binding serves the defaults', async () => {
     const source = new KvRulesSource(() => fallback)
-    expect((await source.get({ kv: undefined, refreshMs: 1, waitUntil: () => {} })).source).toBe('rules.json')
+    expect((await source.get({ kv: undefined, refreshMs: 1, waitUntil: () => {} })).source).toBe(
+      'rules.json'
+    )
   })
 })

@@ -17,12 +17,25 @@ describe('durations', () => {
     expect(parseDuration(input)).toBe(ms)
   })
 
-  it.each(['1x', '', 'm', '-1s', '1 min', '0s', '0.1ms', '366d', 0, -5, Number.NaN, Infinity, null, true, {}])(
-    '%j is not a duration',
-    (input) => {
-      expect(parseDuration(input)).toBeUndefined()
-    }
-  )
+  it.each([
+    '1x',
+    '',
+    'm',
+    '-1s',
+    '1 min',
+    '0s',
+    '0.1ms',
+    '366d',
+    0,
+    -5,
+    Number.NaN,
+    Infinity,
+    null,
+    true,
+    {},
+  ])('%j is not a duration', (input) => {
+    expect(parseDuration(input)).toBeUndefined()
+  })
 
   it.each([
     [60_000, '1m'],

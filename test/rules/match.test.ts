@@ -19,10 +19,37 @@ const ruleSet = parseRules(
     version: 1,
     rules: [
       { id: 'everything', key: [], algorithm: 'sliding-window', limit: 1000, period: '1s' },
-      { id: 'api', match: { path: '/api/*', methods: ['GET', 'POST'] }, key: ['ip'], algorithm: 'sliding-window', limit: 5, period: '1m' },
-      { id: 'login', match: { path: ['/login', '/auth/*/token'], methods: ['POST'] }, key: ['ip'], algorithm: 'sliding-window', limit: 5, period: '1m' },
-      { id: 'admin-host', match: { host: '*.internal.example.com' }, key: ['ip'], algorithm: 'sliding-window', limit: 5, period: '1m' },
-      { id: 'combo', key: ['header:X-Api-Key', 'query:tenant', 'method', 'path', 'host', 'cf:country', 'cf:asn'], algorithm: 'token-bucket', limit: 5, period: '1m' },
+      {
+        id: 'api',
+        match: { path: '/api/*', methods: ['GET', 'POST'] },
+        key: ['ip'],
+        algorithm: 'sliding-window',
+        limit: 5,
+        period: '1m',
+      },
+      {
+        id: 'login',
+        match: { path: ['/login', '/auth/*/token'], methods: ['POST'] },
+        key: ['ip'],
+        algorithm: 'sliding-window',
+        limit: 5,
+        period: '1m',
+      },
+      {
+        id: 'admin-host',
+        match: { host: '*.internal.example.com' },
+        key: ['ip'],
+        algorithm: 'sliding-window',
+        limit: 5,
+        period: '1m',
+      },
+      {
+        id: 'combo',
+        key: ['header:X-Api-Key', 'query:tenant', 'method', 'path', 'host', 'cf:country', 'cf:asn'],
+        algorithm: 'token-bucket',
+        limit: 5,
+        period: '1m',
+      },
     ],
   },
   'test'
@@ -58,7 +85,22 @@ describe('matchRules', () => {
   })
 
   it('treats regex characters in patterns literally', () => {
-    const set = parseRules({ version: 1, rules: [{ id: 'dot', match: { path: '/v1.0/*' }, key: [], algorithm: 'sliding-window', limit: 1, period: 1 }] }, 't')
+    const set = parseRules(
+      {
+        version: 1,
+        rules: [
+          {
+            id: 'dot',
+            match: { path: '/v1.0/*' },
+            key: [],
+            algorithm: 'sliding-window',
+            limit: 1,
+            period: 1,
+          },
+        ],
+      },
+      't'
+    )
     expect(matchRules(set, facts({ path: '/v1.0/x' }))).toHaveLength(1)
     expect(matchRules(set, facts({ path: '/v1x0/x' }))).toHaveLength(0)
   })
@@ -70,7 +112,9 @@ describe('limitKey', () => {
   it('joins the rule id and every key part', () => {
     expect(limitKey(rule('api'), facts())).toBe('api|203.0.113.7')
     expect(limitKey(rule('everything'), facts())).toBe('everything')
-    expect(limitKey(rule('combo'), facts())).toBe('combo|k-123|acme|GET|%2Fapi%2Fusers%2F7|api.example.com|NL|64500')
+    expect(limitKey(rule('combo'), facts())).toBe(
+      'combo|k-123|acme|GET|%2Fapi%2Fusers%2F7|api.example.com|NL|64500'
+    )
   })
 
   it('does not apply a rule whose key part the request lacks', () => {
@@ -83,7 +127,13 @@ describe('limitKey', () => {
 
   it('encodes values so a value cannot forge a separator', () => {
     const a = limitKey(rule('combo'), facts({ headers: new Headers({ 'x-api-key': 'a|b' }) }))
-    const b = limitKey(rule('combo'), facts({ headers: new Headers({ 'x-api-key': 'a' }), query: new URLSearchParams('tenant=b|acme') }))
+    const b = limitKey(
+      rule('combo'),
+      facts({
+        headers: new Headers({ 'x-api-key': 'a' }),
+        query: new URLSearchParams('tenant=b|acme'),
+      })
+    )
     expect(a).not.toBe(b)
     expect(a).toContain('a%7Cb')
   })
@@ -94,13 +144,28 @@ describe('matching spellings of one path or host', () => {
     {
       version: 1,
       rules: [
-        { id: 'cafe', match: { path: '/café/*' }, key: [], algorithm: 'sliding-window', limit: 1, period: 1 },
-        { id: 'host', match: { host: 'Example.com.' }, key: [], algorithm: 'sliding-window', limit: 1, period: 1 },
+        {
+          id: 'cafe',
+          match: { path: '/café/*' },
+          key: [],
+          algorithm: 'sliding-window',
+          limit: 1,
+          period: 1,
+        },
+        {
+          id: 'host',
+          match: { host: 'Example.com.' },
+          key: [],
+          algorithm: 'sliding-window',
+          limit: 1,
+          period: 1,
+        },
       ],
     },
     't'
   )
-  const matched = (path: string, host = 'other.test') => matchRules(set, facts({ path, host })).map((r) => r.id)
+  const matched = (path: string, host = 'other.test') =>
+    matchRules(set, facts({ path, host })).map((r) => r.id)
 
   it('a non-ASCII pattern matches the percent-encoded request path', async () => {
     const { requestFacts } = await import('../../src/http/facts')
@@ -134,9 +199,13 @@ describe('key parts a client could repeat', () => {
   })
 
   it('refuses a repeated keyed query parameter', () => {
-    expect(() => limitKey(set.rules[1]!, facts({ query: new URLSearchParams('api_key=junk&api_key=REAL') }))).toThrowError(
+    expect(() =>
+      limitKey(set.rules[1]!, facts({ query: new URLSearchParams('api_key=junk&api_key=REAL') }))
+    ).toThrowError(
       'The query parameter "api_key" appears 2 times; a rate-limit key needs exactly one value.'
     )
-    expect(limitKey(set.rules[1]!, facts({ query: new URLSearchParams('api_key=REAL') }))).toBe('q|REAL')
+    expect(limitKey(set.rules[1]!, facts({ query: new URLSearchParams('api_key=REAL') }))).toBe(
+      'q|REAL'
+    )
   })
 })

@@ -29,32 +29,62 @@ describe('parseRules', () => {
     expect(ruleSet.rules.map((r) => r.id)).toEqual(['api-per-ip', 'api-key-burst'])
   })
 
-  it('accepts the issue\'s example and compiles policies', () => {
+  it("accepts the issue's example and compiles policies", () => {
     const ruleSet = parseRules(
       {
         version: 1,
         rules: [
-          { id: 'api-per-ip', match: { path: '/api/*', methods: ['GET', 'POST'] }, key: ['ip'], algorithm: 'sliding-window', limit: 100, period: '1m' },
-          { id: 'api-key-burst', match: { path: '/api/*' }, key: ['header:x-api-key'], algorithm: 'token-bucket', limit: 10, period: '1s', burst: 20 },
+          {
+            id: 'api-per-ip',
+            match: { path: '/api/*', methods: ['GET', 'POST'] },
+            key: ['ip'],
+            algorithm: 'sliding-window',
+            limit: 100,
+            period: '1m',
+          },
+          {
+            id: 'api-key-burst',
+            match: { path: '/api/*' },
+            key: ['header:x-api-key'],
+            algorithm: 'token-bucket',
+            limit: 10,
+            period: '1s',
+            burst: 20,
+          },
         ],
       },
       'example'
     )
     const [perIp, burst] = ruleSet.rules
-    expect(perIp).toMatchObject({ policy: { algorithm: 'sliding-window', limit: 100, periodMs: 60_000 }, quota: 100, windowSeconds: 60, failMode: 'open' })
-    expect(burst).toMatchObject({ policy: { algorithm: 'token-bucket', limit: 10, periodMs: 1_000, burst: 20 }, quota: 20, windowSeconds: 2 })
+    expect(perIp).toMatchObject({
+      policy: { algorithm: 'sliding-window', limit: 100, periodMs: 60_000 },
+      quota: 100,
+      windowSeconds: 60,
+      failMode: 'open',
+    })
+    expect(burst).toMatchObject({
+      policy: { algorithm: 'token-bucket', limit: 10, periodMs: 1_000, burst: 20 },
+      quota: 20,
+      windowSeconds: 2,
+    })
     expect(burst?.key).toEqual([{ kind: 'header', name: 'x-api-key' }])
     expect(Object.isFrozen(ruleSet.rules)).toBe(true)
   })
 
-  it('defaults a token bucket\'s burst to its limit', () => {
+  it("defaults a token bucket's burst to its limit", () => {
     const [r] = parseRules(rule({ algorithm: 'token-bucket', limit: 7, period: 10 }), 't').rules
     expect(r?.policy).toEqual({ algorithm: 'token-bucket', limit: 7, periodMs: 10_000, burst: 7 })
   })
 
   it.each([
     ['unknown-field', unknownField, ['rules[0]: unknown field "windw"']],
-    ['bad-duration', badDuration, ['rules[1].period: "1x" is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)']],
+    [
+      'bad-duration',
+      badDuration,
+      [
+        'rules[1].period: "1x" is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)',
+      ],
+    ],
     ['zero-limit', zeroLimit, ['rules[0].limit: 0 must be at least 1']],
     ['duplicate-id', duplicateId, ['rules[2].id: duplicate id "same" (also rules[0])']],
     [
@@ -76,22 +106,58 @@ describe('parseRules', () => {
     [{ limit: 1.5 }, 'rules[0].limit: 1.5 is not a whole number'],
     [{ limit: -3 }, 'rules[0].limit: -3 must be at least 1'],
     [{ limit: 2e9 }, 'rules[0].limit: 2000000000 must be at most 1000000000'],
-    [{ period: '0s' }, 'rules[0].period: "0s" is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)'],
-    [{ period: '400d' }, 'rules[0].period: "400d" is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)'],
-    [{ period: -1 }, 'rules[0].period: -1 is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)'],
-    [{ algorithm: 'leaky' }, 'rules[0].algorithm: "leaky" is not an algorithm (use "sliding-window" or "token-bucket")'],
+    [
+      { period: '0s' },
+      'rules[0].period: "0s" is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)',
+    ],
+    [
+      { period: '400d' },
+      'rules[0].period: "400d" is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)',
+    ],
+    [
+      { period: -1 },
+      'rules[0].period: -1 is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)',
+    ],
+    [
+      { algorithm: 'leaky' },
+      'rules[0].algorithm: "leaky" is not an algorithm (use "sliding-window" or "token-bucket")',
+    ],
     [{ burst: 5 }, 'rules[0]: unknown field "burst"'],
     [{ key: ['ip', 'ip'] }, 'rules[0].key: has a key part twice'],
-    [{ key: ['cookie'] }, 'rules[0].key[0]: "cookie" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)'],
-    [{ key: ['header:<name>'] }, 'rules[0].key[0]: "header:<name>" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)'],
-    [{ key: ['query:'] }, 'rules[0].key[0]: "query:" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)'],
-    [{ key: ['header:bad name'] }, 'rules[0].key[0]: "header:bad name" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)'],
-    [{ id: 'has space' }, 'rules[0].id: "has space" is not a rule id (1-64 letters, digits, "_", "-", ".", ":")'],
-    [{ id: 'a|b' }, 'rules[0].id: "a|b" is not a rule id (1-64 letters, digits, "_", "-", ".", ":")'],
+    [
+      { key: ['cookie'] },
+      'rules[0].key[0]: "cookie" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)',
+    ],
+    [
+      { key: ['header:<name>'] },
+      'rules[0].key[0]: "header:<name>" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)',
+    ],
+    [
+      { key: ['query:'] },
+      'rules[0].key[0]: "query:" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)',
+    ],
+    [
+      { key: ['header:bad name'] },
+      'rules[0].key[0]: "header:bad name" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)',
+    ],
+    [
+      { id: 'has space' },
+      'rules[0].id: "has space" is not a rule id (1-64 letters, digits, "_", "-", ".", ":")',
+    ],
+    [
+      { id: 'a|b' },
+      'rules[0].id: "a|b" is not a rule id (1-64 letters, digits, "_", "-", ".", ":")',
+    ],
     [{ failMode: 'maybe' }, 'rules[0].failMode: "maybe" is not "open" or "closed"'],
     [{ match: { path: 'api/*' } }, 'rules[0].match.path: "api/*" must start with "/"'],
-    [{ match: { path: '/api?x=1' } }, 'rules[0].match.path: "/api?x=1" must not contain "?", "#" or spaces (paths are matched without the query)'],
-    [{ match: { methods: ['FETCH'] } }, 'rules[0].match.methods[0]: "FETCH" is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, CONNECT, TRACE'],
+    [
+      { match: { path: '/api?x=1' } },
+      'rules[0].match.path: "/api?x=1" must not contain "?", "#" or spaces (paths are matched without the query)',
+    ],
+    [
+      { match: { methods: ['FETCH'] } },
+      'rules[0].match.methods[0]: "FETCH" is not one of GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS, CONNECT, TRACE',
+    ],
     [{ match: { methods: [] } }, 'rules[0].match.methods: must not be empty'],
     [{ match: { paths: '/x' } }, 'rules[0].match: unknown field "paths"'],
   ])('rejects %j', (fields, message) => {
@@ -99,15 +165,19 @@ describe('parseRules', () => {
   })
 
   it('rejects a missing field and a document that is not one', () => {
-    expect(problems({ version: 1, rules: [{ id: 'a', key: [], algorithm: 'token-bucket', period: 1 }] })).toEqual([
-      'rules[0].limit: is required',
-    ])
+    expect(
+      problems({ version: 1, rules: [{ id: 'a', key: [], algorithm: 'token-bucket', period: 1 }] })
+    ).toEqual(['rules[0].limit: is required'])
     expect(problems({ version: 1, rules: [{ id: 'a', key: [], limit: 1, period: 1 }] })).toEqual([
       'rules[0].algorithm: is required (use "sliding-window" or "token-bucket")',
     ])
-    expect(problems({ version: 2, rules: [] })).toEqual(['version: 2 is not a supported version (use 1)'])
+    expect(problems({ version: 2, rules: [] })).toEqual([
+      'version: 2 is not a supported version (use 1)',
+    ])
     expect(problems([])).toEqual(['(document): expected a rules document object, got []'])
-    expect(problems({ version: 1, rules: ['x'] })).toEqual(['rules[0]: expected a rule object, got "x"'])
+    expect(problems({ version: 1, rules: ['x'] })).toEqual([
+      'rules[0]: expected a rule object, got "x"',
+    ])
   })
 
   it('names the source and every problem in the error message', () => {
@@ -117,11 +187,16 @@ describe('parseRules', () => {
   })
 
   it('reports JSON syntax errors as rule errors', () => {
-    expect(() => parseRulesText('{"version": 1,', 'kv:rules')).toThrowError(/kv:rules: invalid rules document:\n {2}\(document\): not valid JSON/)
+    expect(() => parseRulesText('{"version": 1,', 'kv:rules')).toThrowError(
+      /kv:rules: invalid rules document:\n {2}\(document\): not valid JSON/
+    )
   })
 
   it('upper-cases methods and accepts one or many paths and hosts', () => {
-    const [r] = parseRules(rule({ match: { methods: ['get'], path: ['/a', '/b/*'], host: '*.Example.com' } }), 't').rules
+    const [r] = parseRules(
+      rule({ match: { methods: ['get'], path: ['/a', '/b/*'], host: '*.Example.com' } }),
+      't'
+    ).rules
     expect([...(r?.match.methods ?? [])]).toEqual(['GET'])
     expect(r?.match.paths).toHaveLength(2)
     expect(r?.match.hosts?.[0]?.('api.example.com')).toBe(true)

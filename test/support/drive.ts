@@ -9,7 +9,13 @@ import type { Algorithm, Policy } from '../../src/algorithms'
  *
  * @returns the final state and how many were allowed
  */
-export function drive<P extends Policy, S>(algorithm: Algorithm<P, S>, policy: P, state: S | undefined, count: number, nowMs: number) {
+export function drive<P extends Policy, S>(
+  algorithm: Algorithm<P, S>,
+  policy: P,
+  state: S | undefined,
+  count: number,
+  nowMs: number
+) {
   let allowed = 0
   for (let i = 0; i < count; i++) {
     const outcome = algorithm.consume(state, policy, nowMs, 1)

@@ -14,13 +14,20 @@ export function rules(...items: Record<string, unknown>[]): RuleSet {
 }
 
 /** Builds the proxy app with `options` and sends one request through it. */
-export function client(options: Partial<RateLimitOptions> = {}, vars: Record<string, unknown> = {}) {
+export function client(
+  options: Partial<RateLimitOptions> = {},
+  vars: Record<string, unknown> = {}
+) {
   const app = createApp(options)
   return async (path: string, init: RequestInit & { ip?: string } = {}): Promise<Response> => {
     const headers = new Headers(init.headers)
     if (init.ip) headers.set('cf-connecting-ip', init.ip)
     const ctx = createExecutionContext()
-    const response = await app.fetch(new Request(`https://example.com${path}`, { ...init, headers }), { ...env, ...vars }, ctx)
+    const response = await app.fetch(
+      new Request(`https://example.com${path}`, { ...init, headers }),
+      { ...env, ...vars },
+      ctx
+    )
     await waitOnExecutionContext(ctx)
     return response
   }
