@@ -6,18 +6,12 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { LimiterUnavailableError, UnusableKeyError } from '../errors'
-import { limit, type LimiterNamespace, type LimitResult } from '../limiter/client'
+import { limit, type LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import { limitKey, matchRules, type Rule, type RuleSet } from '../rules'
 import { requestFacts } from './facts'
-import {
-  rateLimitHeaders,
-  retryAfterSeconds,
-  retryHeaders,
-  type HeaderEntry,
-  type RuleDecision,
-} from './headers'
-import { problemResponse } from './problem'
+import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
+import { badKey, tooManyRequests, unavailable, withHeaders } from './responses'
 import { readSettings, type HeaderMode, type SettingsVars } from './settings'
 
 /** The bindings the middleware reads by default. */
@@ -122,38 +116,8 @@ export const rateLimit = (
         'rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter'
       )
     }
-    const results = await Promise.all(
-      checks.map(
-        async ({
-          rule,
-          key,
-        }): Promise<{ rule: Rule; result: LimitResult | LimiterUnavailableError }> => {
-          const call = {
-            ruleId: rule.id,
-            key,
-            policy: rule.policy,
-            cost: 1,
-            failMode: rule.failMode,
-          }
-          try {
-            return { rule, result: await limit(namespace, call, timeoutMs) }
-          } catch (error) {
-            if (error instanceof LimiterUnavailableError) return { rule, result: error }
-            throw error
-          }
-        }
-      )
-    )
-    const failedClosed = results.filter(({ result }) => result instanceof LimiterUnavailableError)
+    const { decisions, unenforced, failedClosed } = await chargeAll(namespace, checks, timeoutMs)
     if (failedClosed.length > 0) return unavailable(failedClosed)
-
-    const decisions: RuleDecision[] = []
-    const unenforced: string[] = []
-    for (const { rule, result } of results) {
-      if (result instanceof LimiterUnavailableError) continue
-      if (result.enforced) decisions.push({ rule, decision: result.decision })
-      else unenforced.push(rule.id)
-    }
     c.set('rateLimit', { decisions, unenforced })
     const nowMs = Date.now()
     const headers = rateLimitHeaders(decisions, nowMs, headerMode)
@@ -176,6 +140,44 @@ export const rateLimit = (
   })
 }
 
+/** The outcome of charging every matched key, in rule order. */
+interface Charged {
+  decisions: RuleDecision[]
+  /** Rules that failed open. */
+  unenforced: string[]
+  /** Rules that failed closed. */
+  failedClosed: { rule: Rule; error: LimiterUnavailableError }[]
+}
+
+/** Charges every key in its Durable Object, all at once, and sorts the results by kind. */
+async function chargeAll(
+  namespace: LimiterNamespace,
+  checks: { rule: Rule; key: string }[],
+  timeoutMs: number
+): Promise<Charged> {
+  const results = await Promise.all(
+    checks.map(({ rule, key }) =>
+      limit(
+        namespace,
+        { ruleId: rule.id, key, policy: rule.policy, cost: 1, failMode: rule.failMode },
+        timeoutMs
+      ).catch((error: unknown) => {
+        if (error instanceof LimiterUnavailableError) return error
+        throw error
+      })
+    )
+  )
+  const charged: Charged = { decisions: [], unenforced: [], failedClosed: [] }
+  results.forEach((result, index) => {
+    const { rule } = checks[index]!
+    if (result instanceof LimiterUnavailableError)
+      charged.failedClosed.push({ rule, error: result })
+    else if (result.enforced) charged.decisions.push({ rule, decision: result.decision })
+    else charged.unenforced.push(rule.id)
+  })
+  return charged
+}
+
 /** `c.executionCtx` throws where there is none (e.g. `app.request()` in a test); then just run. */
 function waitUntil(c: Context, promise: Promise<unknown>): void {
   try {
@@ -187,71 +189,4 @@ function waitUntil(c: Context, promise: Promise<unknown>): void {
 
 function toSource(rules: RuleSet | RulesSource): RulesSource {
   return 'get' in rules ? rules : staticRules(rules)
-}
-
-/** The default 429: an RFC 9457 problem naming the rule that denied the request. */
-function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): Response {
-  const binding = denied.reduce((a, b) =>
-    b.decision.retryAfterMs > a.decision.retryAfterMs ? b : a
-  )
-  const seconds = retryAfterSeconds(retryAfterMs)
-  return problemResponse({
-    type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
-    title: 'Too Many Requests',
-    status: 429,
-    detail: `Rate limit "${binding.rule.id}" (${binding.rule.summary}) exceeded. Retry in ${seconds} s.`,
-    rule: binding.rule.id,
-    retry_after: seconds,
-    'violated-policies': denied.map(({ rule }) => rule.id),
-  })
-}
-
-/** The 400 of a request whose key for a rule is ambiguous. */
-function badKey(rule: Rule, error: UnusableKeyError): Response {
-  return problemResponse({
-    title: 'Bad Request',
-    status: 400,
-    detail: `${error.message} Rule "${rule.id}" keys on ${error.part}.`,
-    rule: rule.id,
-  })
-}
-
-/** The 503 of rules that fail closed and could not be decided. */
-function unavailable(
-  failed: { rule: Rule; result: LimitResult | LimiterUnavailableError }[]
-): Response {
-  const rules = failed.map(({ rule }) => rule.id)
-  const reasons = [
-    ...new Set(failed.map(({ result }) => (result as LimiterUnavailableError).reason)),
-  ]
-  console.error(JSON.stringify({ event: 'rate-limit-fail-closed', rules, reasons }))
-  return problemResponse(
-    {
-      type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
-      title: 'Service Unavailable',
-      status: 503,
-      detail: `The rate limiter could not decide (${reasons.join(', ')}) and ${rules.map((id) => `"${id}"`).join(', ')} fail${rules.length === 1 ? 's' : ''} closed.`,
-      rules,
-    },
-    { 'Retry-After': '1' }
-  )
-}
-
-/** Structured-field lists: an origin's own items stay, ours are added after them. */
-const LIST_FIELDS = new Set(['ratelimit', 'ratelimit-policy'])
-
-/**
- * A response with headers added. Responses from `fetch()` have immutable headers, so it is
- * re-wrapped (the body still streams). The limiter's legacy `X-RateLimit-*` values replace an
- * origin's; its `RateLimit` and `RateLimit-Policy` items are appended to an origin's, so a client
- * sees both policies. A WebSocket upgrade cannot be re-wrapped and is left as it is.
- */
-function withHeaders(response: Response, headers: readonly HeaderEntry[]): Response {
-  if (headers.length === 0 || response.status === 101 || response.webSocket) return response
-  const copy = new Response(response.body, response)
-  for (const [name, value] of headers) {
-    if (LIST_FIELDS.has(name.toLowerCase())) copy.headers.append(name, value)
-    else copy.headers.set(name, value)
-  }
-  return copy
 }

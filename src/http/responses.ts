@@ -1,0 +1,71 @@
+/**
+ * @module http/responses
+ * The responses the limiter answers with itself, and the header merge for those it passes on.
+ */
+import type { LimiterUnavailableError, UnusableKeyError } from '../errors'
+import type { Rule } from '../rules'
+import { retryAfterSeconds, type HeaderEntry, type RuleDecision } from './headers'
+import { problemResponse } from './problem'
+
+/** The default 429: an RFC 9457 problem naming the rule that denied the request. */
+export function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): Response {
+  const binding = denied.reduce((a, b) =>
+    b.decision.retryAfterMs > a.decision.retryAfterMs ? b : a
+  )
+  const seconds = retryAfterSeconds(retryAfterMs)
+  return problemResponse({
+    type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+    title: 'Too Many Requests',
+    status: 429,
+    detail: `Rate limit "${binding.rule.id}" (${binding.rule.summary}) exceeded. Retry in ${seconds} s.`,
+    rule: binding.rule.id,
+    retry_after: seconds,
+    'violated-policies': denied.map(({ rule }) => rule.id),
+  })
+}
+
+/** The 400 of a request whose key for a rule is ambiguous. */
+export function badKey(rule: Rule, error: UnusableKeyError): Response {
+  return problemResponse({
+    title: 'Bad Request',
+    status: 400,
+    detail: `${error.message} Rule "${rule.id}" keys on ${error.part}.`,
+    rule: rule.id,
+  })
+}
+
+/** The 503 of rules that fail closed and could not be decided. */
+export function unavailable(failed: { rule: Rule; error: LimiterUnavailableError }[]): Response {
+  const rules = failed.map(({ rule }) => rule.id)
+  const reasons = [...new Set(failed.map(({ error }) => error.reason))]
+  console.error(JSON.stringify({ event: 'rate-limit-fail-closed', rules, reasons }))
+  return problemResponse(
+    {
+      type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',
+      title: 'Service Unavailable',
+      status: 503,
+      detail: `The rate limiter could not decide (${reasons.join(', ')}) and ${rules.map((id) => `"${id}"`).join(', ')} fail${rules.length === 1 ? 's' : ''} closed.`,
+      rules,
+    },
+    { 'Retry-After': '1' }
+  )
+}
+
+/** Structured-field lists: an origin's own items stay, ours are added after them. */
+const LIST_FIELDS = new Set(['ratelimit', 'ratelimit-policy'])
+
+/**
+ * A response with headers added. Responses from `fetch()` have immutable headers, so it is
+ * re-wrapped (the body still streams). The limiter's legacy `X-RateLimit-*` values replace an
+ * origin's; its `RateLimit` and `RateLimit-Policy` items are appended to an origin's, so a client
+ * sees both policies. A WebSocket upgrade cannot be re-wrapped and is left as it is.
+ */
+export function withHeaders(response: Response, headers: readonly HeaderEntry[]): Response {
+  if (headers.length === 0 || response.status === 101 || response.webSocket) return response
+  const copy = new Response(response.body, response)
+  for (const [name, value] of headers) {
+    if (LIST_FIELDS.has(name.toLowerCase())) copy.headers.append(name, value)
+    else copy.headers.set(name, value)
+  }
+  return copy
+}
