@@ -71,6 +71,14 @@ describe('parseRules', () => {
     expect(Object.isFrozen(ruleSet.rules)).toBe(true)
   })
 
+  it('keeps RateLimit-Policy windows within the 15 digits of a structured-field integer', () => {
+    const [r] = parseRules(
+      rule({ algorithm: 'token-bucket', limit: 1, burst: 1_000_000_000, period: '365d' }),
+      't'
+    ).rules
+    expect(r?.windowSeconds).toBe(999_999_999_999_999)
+  })
+
   it("defaults a token bucket's burst to its limit", () => {
     const [r] = parseRules(rule({ algorithm: 'token-bucket', limit: 7, period: 10 }), 't').rules
     expect(r?.policy).toEqual({ algorithm: 'token-bucket', limit: 7, periodMs: 10_000, burst: 7 })
