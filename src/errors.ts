@@ -41,18 +41,22 @@ export class LimiterUnavailableError extends Error {
   }
 }
 
-/** A request carries a key part in a form that cannot name one counter (e.g. a repeated query parameter). */
-export class UnusableKeyError extends Error {
-  override name = 'UnusableKeyError'
-  /** The key part, as written in the rule (`query:api_key`). */
-  readonly part: string
+/** A request carries something a rule needs in a form it cannot use: a 400, never a free pass. */
+export class BadRequestError extends Error {
+  override name = 'BadRequestError'
+  /** What in the request is wrong (`query:api_key`, `header:x-cost`). */
+  readonly field: string
+  /** The rule that needed it, once known. */
+  readonly rule: string | undefined
 
   /**
-   * @param part - the key part
-   * @param message - what is wrong with the request's value for it
+   * @param field - what in the request is wrong
+   * @param message - what is wrong with it, for the client
+   * @param rule - the rule that needed it
    */
-  constructor(part: string, message: string) {
+  constructor(field: string, message: string, rule?: string) {
     super(message)
-    this.part = part
+    this.field = field
+    this.rule = rule
   }
 }

@@ -35,7 +35,9 @@ export interface RequestFacts {
   query: URLSearchParams
   /** Request headers (names are case-insensitive). */
   headers: Headers
-  /** The client's address grouped for limiting (IPv4, or IPv6 /64), when known. */
+  /** The client's address (IPv4-mapped IPv6 as IPv4), when known: what lists match. */
+  address?: string
+  /** The client's address grouped for limiting (IPv4, or IPv6 /64), when known: the `ip` key. */
   ip?: string
   /** ISO country code from Cloudflare, when known. */
   country?: string

@@ -2,6 +2,7 @@
  * @module algorithms
  * The algorithm registry: one entry per `algorithm` name a rule may use.
  */
+import { keyExpiresAtMs, withPenalty, type KeyState } from './penalty'
 import { slidingWindow } from './sliding-window'
 import { tokenBucket } from './token-bucket'
 import type { Algorithm, AlgorithmName, Outcome, Policy } from './types'
@@ -9,6 +10,7 @@ import type { Algorithm, AlgorithmName, Outcome, Policy } from './types'
 export type * from './types'
 export type { SlidingWindowState } from './sliding-window'
 export type { TokenBucketState } from './token-bucket'
+export type { KeyState } from './penalty'
 export { slidingWindow, tokenBucket }
 
 /** Every algorithm by name. */
@@ -65,4 +67,38 @@ export function stateExpiresAtMs(state: unknown, policy: Policy): number {
 
 function assertNever(value: never): never {
   throw new TypeError(`unknown algorithm: ${JSON.stringify(value)}`)
+}
+
+/**
+ * Decides a request for one key: the policy's algorithm inside the penalty box. This is what
+ * the Durable Object runs.
+ *
+ * @param key - the stored key state, or `undefined` for a key never seen (or expired)
+ * @param policy - the limit to apply
+ * @param nowMs - the current time, read once by the caller
+ * @param cost - units to take (0 to only look)
+ * @returns the next key state (the very object passed in when nothing changed) and the decision
+ */
+export function consumeKey(
+  key: KeyState | undefined,
+  policy: Policy,
+  nowMs: number,
+  cost: number
+): Outcome<KeyState> {
+  return withPenalty(key, policy, nowMs, cost, (state, units) =>
+    runAlgorithm(state, policy, nowMs, units)
+  )
+}
+
+/**
+ * When a stored key state may be deleted (Unix ms).
+ *
+ * @param key - a key state `consumeKey` returned for this policy
+ * @param policy - the policy it was computed under
+ */
+export function keyStateExpiresAtMs(key: KeyState, policy: Policy): number {
+  return keyExpiresAtMs(
+    key,
+    key.state === undefined ? undefined : stateExpiresAtMs(key.state, policy)
+  )
 }

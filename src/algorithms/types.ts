@@ -4,8 +4,14 @@
  */
 import type { Decision } from '../types'
 
+/** What every policy may add to its algorithm. */
+interface PolicyOptions {
+  /** After a denial, keep the key blocked this long (the penalty box). */
+  penaltyMs?: number
+}
+
 /** Sliding-window counter: at most `limit` units in any window of `periodMs` (approximately). */
-export interface SlidingWindowPolicy {
+export interface SlidingWindowPolicy extends PolicyOptions {
   algorithm: 'sliding-window'
   /** Units allowed per window. */
   limit: number
@@ -14,7 +20,7 @@ export interface SlidingWindowPolicy {
 }
 
 /** Token bucket: refills `limit` tokens per `periodMs`, holds at most `burst`. */
-export interface TokenBucketPolicy {
+export interface TokenBucketPolicy extends PolicyOptions {
   algorithm: 'token-bucket'
   /** Tokens added per period. */
   limit: number

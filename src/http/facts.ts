@@ -22,8 +22,11 @@ export function requestFacts(request: Request): RequestFacts {
     query: url.searchParams,
     headers: request.headers,
   }
-  const ip = clientAddress(request.headers.get('cf-connecting-ip'))
-  if (ip !== undefined) facts.ip = ip
+  const address = parseAddress(request.headers.get('cf-connecting-ip'))
+  if (address) {
+    facts.address = address.toString()
+    facts.ip = limitedAddress(address)
+  }
   if (typeof cf?.country === 'string' && cf.country !== '') facts.country = cf.country
   if (typeof cf?.asn === 'number') facts.asn = cf.asn
   return facts
@@ -38,13 +41,23 @@ export function requestFacts(request: Request): RequestFacts {
  * @returns e.g. `"203.0.113.7"` or `"2001:db8:1:2::/64"`, or `undefined` if absent or invalid
  */
 export function clientAddress(value: string | null): string | undefined {
+  const address = parseAddress(value)
+  return address && limitedAddress(address)
+}
+
+/** The address in the header, IPv4-mapped IPv6 as IPv4; `undefined` if absent or invalid. */
+function parseAddress(value: string | null): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   if (value === null) return undefined
   const text = value.trim()
   // Only the canonical forms: ipaddr.isValid() would also take inet_aton spellings like "1.2.3".
-  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text).toString()
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text)
   if (!ipaddr.IPv6.isValid(text)) return undefined
   const v6 = ipaddr.IPv6.parse(text)
-  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString()
-  const network = new ipaddr.IPv6([...v6.parts.slice(0, 4), 0, 0, 0, 0])
+  return v6.isIPv4MappedAddress() ? v6.toIPv4Address() : v6
+}
+
+function limitedAddress(address: ipaddr.IPv4 | ipaddr.IPv6): string {
+  if (address.kind() === 'ipv4') return address.toString()
+  const network = new ipaddr.IPv6([...(address as ipaddr.IPv6).parts.slice(0, 4), 0, 0, 0, 0])
   return `${network.toString()}/64`
 }

@@ -11,6 +11,8 @@ import type { HeaderMode } from './settings'
 export interface RuleDecision {
   rule: Rule
   decision: Decision
+  /** Counted, but a denial only logs "would deny". */
+  shadow?: boolean
 }
 
 /** A header name and value. */

@@ -5,13 +5,13 @@
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { LimiterUnavailableError, UnusableKeyError } from '../errors'
+import { LimiterUnavailableError, BadRequestError } from '../errors'
 import { limit, type LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
-import { limitKey, matchRules, type Rule, type RuleSet } from '../rules'
+import { planRequest, type Check, type Plan, type Rule, type RuleSet } from '../rules'
 import { requestFacts } from './facts'
 import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
-import { badKey, tooManyRequests, unavailable, withHeaders } from './responses'
+import { badRequest, forbidden, tooManyRequests, unavailable, withHeaders } from './responses'
 import { readSettings, type HeaderMode, type SettingsVars } from './settings'
 
 /** The bindings the middleware reads by default. */
@@ -93,18 +93,18 @@ export const rateLimit = (
       waitUntil: (promise) => waitUntil(c, promise),
     })
     const facts = requestFacts(c.req.raw)
-    const checks: { rule: Rule; key: string }[] = []
-    for (const rule of matchRules(ruleSet, facts)) {
-      let key: string | undefined
-      try {
-        key = limitKey(rule, facts)
-      } catch (error) {
-        if (error instanceof UnusableKeyError) return badKey(rule, error)
-        throw error
-      }
-      if (key !== undefined) checks.push({ rule, key })
+    let plan: Plan
+    try {
+      plan = planRequest(ruleSet, facts)
+    } catch (error) {
+      if (error instanceof BadRequestError) return badRequest(error)
+      throw error
     }
-    if (checks.length === 0) {
+    if (plan.action === 'deny') return forbidden(plan.denied)
+    if (plan.action === 'limit' && plan.wouldDeny !== undefined) {
+      log('warn', 'deny-list-would-deny', { match: plan.wouldDeny })
+    }
+    if (plan.action === 'pass' || plan.checks.length === 0) {
       c.set('rateLimit', { decisions: [], unenforced: [] })
       return next()
     }
@@ -116,14 +116,27 @@ export const rateLimit = (
         'rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter'
       )
     }
-    const { decisions, unenforced, failedClosed } = await chargeAll(namespace, checks, timeoutMs)
+    const { decisions, unenforced, failedClosed } = await chargeAll(
+      namespace,
+      plan.checks,
+      timeoutMs
+    )
     if (failedClosed.length > 0) return unavailable(failedClosed)
     c.set('rateLimit', { decisions, unenforced })
-    const nowMs = Date.now()
-    const headers = rateLimitHeaders(decisions, nowMs, headerMode)
+    const shown = ruleSet.shadowHeaders ? decisions : decisions.filter(({ shadow }) => !shadow)
+    const headers = rateLimitHeaders(shown, Date.now(), headerMode)
     if (unenforced.length > 0) headers.push([UNENFORCED_HEADER, unenforced.join(', ')])
 
-    const denied = decisions.filter(({ decision }) => !decision.allowed)
+    const denied: RuleDecision[] = []
+    for (const item of decisions) {
+      if (item.decision.allowed) continue
+      if (!item.shadow) denied.push(item)
+      else
+        log('warn', 'rate-limit-would-deny', {
+          rule: item.rule.id,
+          retryAfterMs: item.decision.retryAfterMs,
+        })
+    }
     if (denied.length > 0) {
       const retryAfterMs = Math.max(...denied.map(({ decision }) => decision.retryAfterMs))
       const response = options.onLimited
@@ -149,17 +162,26 @@ interface Charged {
   failedClosed: { rule: Rule; error: LimiterUnavailableError }[]
 }
 
-/** Charges every key in its Durable Object, all at once, and sorts the results by kind. */
+/**
+ * Charges every key in its Durable Object, all at once, and sorts the results by kind. A rule in
+ * shadow never blocks, so its failure counts as unenforced whatever its fail mode.
+ */
 async function chargeAll(
   namespace: LimiterNamespace,
-  checks: { rule: Rule; key: string }[],
+  checks: Check[],
   timeoutMs: number
 ): Promise<Charged> {
   const results = await Promise.all(
-    checks.map(({ rule, key }) =>
+    checks.map(({ rule, key, cost, shadow }) =>
       limit(
         namespace,
-        { ruleId: rule.id, key, policy: rule.policy, cost: 1, failMode: rule.failMode },
+        {
+          ruleId: rule.id,
+          key,
+          policy: rule.policy,
+          cost,
+          failMode: shadow ? 'open' : rule.failMode,
+        },
         timeoutMs
       ).catch((error: unknown) => {
         if (error instanceof LimiterUnavailableError) return error
@@ -169,13 +191,18 @@ async function chargeAll(
   )
   const charged: Charged = { decisions: [], unenforced: [], failedClosed: [] }
   results.forEach((result, index) => {
-    const { rule } = checks[index]!
+    const { rule, shadow } = checks[index]!
     if (result instanceof LimiterUnavailableError)
       charged.failedClosed.push({ rule, error: result })
-    else if (result.enforced) charged.decisions.push({ rule, decision: result.decision })
+    else if (result.enforced) charged.decisions.push({ rule, decision: result.decision, shadow })
     else charged.unenforced.push(rule.id)
   })
   return charged
+}
+
+/** One JSON log line. */
+function log(level: 'warn' | 'error', event: string, fields: Record<string, unknown>): void {
+  console[level](JSON.stringify({ event, ...fields }))
 }
 
 /** `c.executionCtx` throws where there is none (e.g. `app.request()` in a test); then just run. */

@@ -2,7 +2,7 @@
  * @module http/responses
  * The responses the limiter answers with itself, and the header merge for those it passes on.
  */
-import type { LimiterUnavailableError, UnusableKeyError } from '../errors'
+import type { LimiterUnavailableError, BadRequestError } from '../errors'
 import type { Rule } from '../rules'
 import { retryAfterSeconds, type HeaderEntry, type RuleDecision } from './headers'
 import { problemResponse } from './problem'
@@ -24,13 +24,24 @@ export function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): R
   })
 }
 
-/** The 400 of a request whose key for a rule is ambiguous. */
-export function badKey(rule: Rule, error: UnusableKeyError): Response {
+/** The 400 of a request that carries a key or cost a rule cannot use. */
+export function badRequest(error: BadRequestError): Response {
+  const rule = error.rule === undefined ? '' : ` Rule "${error.rule}" reads ${error.field}.`
   return problemResponse({
     title: 'Bad Request',
     status: 400,
-    detail: `${error.message} Rule "${rule.id}" keys on ${error.part}.`,
-    rule: rule.id,
+    detail: `${error.message}${rule}`,
+    ...(error.rule === undefined ? {} : { rule: error.rule }),
+  })
+}
+
+/** The 403 of a client on the deny list. What matched is logged, not told to the client. */
+export function forbidden(match: string): Response {
+  console.warn(JSON.stringify({ event: 'deny-list', match }))
+  return problemResponse({
+    title: 'Forbidden',
+    status: 403,
+    detail: 'This client may not use this service.',
   })
 }
 

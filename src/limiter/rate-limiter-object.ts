@@ -4,7 +4,7 @@
  * it knows nothing about rules; the policy arrives with every call.
  */
 import { DurableObject } from 'cloudflare:workers'
-import { runAlgorithm, stateExpiresAtMs, type Policy } from '../algorithms'
+import { consumeKey, keyStateExpiresAtMs, type KeyState, type Policy } from '../algorithms'
 import type { Decision } from '../types'
 
 /** The stored record: the algorithm's state plus what it was computed under. */
@@ -12,8 +12,8 @@ interface StoredState {
   /** Algorithm and period the state belongs to; a rule edit that changes them starts afresh. */
   algorithm: Policy['algorithm']
   periodMs: number
-  /** The algorithm's own state. */
-  state: unknown
+  /** The key's state: the algorithm's, and any penalty lock. */
+  state: KeyState
   /** When the state is equivalent to none (Unix ms). */
   expiresAtMs: number
 }
@@ -44,9 +44,9 @@ export class RateLimiterObject extends DurableObject<Env> {
       stored && stored.algorithm === policy.algorithm && stored.periodMs === policy.periodMs
         ? stored.state
         : undefined
-    const { state, decision } = runAlgorithm(current, policy, nowMs, cost)
+    const { state, decision } = consumeKey(current, policy, nowMs, cost)
     if (state !== undefined && state !== current) {
-      const expiresAtMs = stateExpiresAtMs(state, policy)
+      const expiresAtMs = keyStateExpiresAtMs(state, policy)
       kv.put<StoredState>(STATE_KEY, {
         algorithm: policy.algorithm,
         periodMs: policy.periodMs,

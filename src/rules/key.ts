@@ -2,7 +2,7 @@
  * @module rules/key
  * Limit keys: which counter a request is charged to.
  */
-import { UnusableKeyError } from '../errors'
+import { BadRequestError } from '../errors'
 import type { RequestFacts } from '../types'
 import type { KeyPart, Rule } from './parse'
 
@@ -48,11 +48,11 @@ function firstHeaderValue(value: string | null): string | undefined {
  * Servers disagree on which of several values of a parameter counts (first, last, all), so a
  * repeated keyed parameter cannot be charged safely to any one counter.
  *
- * @throws {UnusableKeyError} when the parameter appears more than once
+ * @throws {BadRequestError} when the parameter appears more than once
  */
 function onlyQueryValue(name: string, values: string[]): string | undefined {
   if (values.length > 1) {
-    throw new UnusableKeyError(
+    throw new BadRequestError(
       `query:${name}`,
       `The query parameter ${JSON.stringify(name)} appears ${values.length} times; a rate-limit key needs exactly one value.`
     )
@@ -67,7 +67,7 @@ function onlyQueryValue(name: string, values: string[]): string | undefined {
  * @param rule - a rule that matched the request
  * @param facts - the request
  * @returns the key, or `undefined` when a key part is absent: the rule then does not apply
- * @throws {UnusableKeyError} when a key part's value is ambiguous (a repeated query parameter)
+ * @throws {BadRequestError} when a key part's value is ambiguous (a repeated query parameter)
  * @example limitKey(rule, facts) // "api-per-ip|203.0.113.7"
  */
 export function limitKey(rule: Rule, facts: RequestFacts): string | undefined {

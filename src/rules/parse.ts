@@ -6,9 +6,11 @@ import * as v from 'valibot'
 import type { Policy } from '../algorithms'
 import { RuleConfigError } from '../errors'
 import type { FailMode } from '../types'
+import type { Cost } from './cost'
 import { formatDuration } from './duration'
 import { compileGlob, type Glob } from './glob'
 import { normalizeHost } from './host'
+import { compileList, type ListMatcher } from './lists'
 import { patternPath } from './path'
 import { RulesDocumentSchema, show, type RuleInput } from './schema'
 
@@ -42,12 +44,26 @@ export interface Rule {
   windowSeconds: number
   /** "100 requests per 1m", for messages. */
   summary: string
+  /** Units a request takes. */
+  cost: Cost
+  /** Counted and reported as "would deny", never blocking. */
+  shadow: boolean
+  /** Ids of rules this one stands in for when both apply to a request. */
+  replaces: readonly string[]
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */
 export interface RuleSet {
   /** Where it came from (`rules.json`, `kv:rules`, …). */
   source: string
+  /** `enforce`; `shadow`: evaluate and count, never block; `off`: the kill switch. */
+  mode: 'enforce' | 'shadow' | 'off'
+  /** Whether rules in shadow report their headers to clients. */
+  shadowHeaders: boolean
+  /** Clients that skip limiting. */
+  allow?: ListMatcher
+  /** Clients refused with 403. */
+  deny?: ListMatcher
   rules: readonly Rule[]
 }
 
@@ -73,9 +89,27 @@ export function parseRules(input: unknown, source: string): RuleSet {
       result.issues.map((issue) => `${pathOf(issue)}: ${issue.message}`)
     )
   }
+  const document = result.output
+  const problems = crossCheck(document.rules)
+  if (problems.length > 0) throw new RuleConfigError(source, problems)
+  const ruleSet: RuleSet = {
+    source,
+    mode: document.mode,
+    shadowHeaders: document.shadowHeaders,
+    rules: Object.freeze(document.rules.map(compileRule)),
+  }
+  const allow = compileList(document.lists?.allow)
+  const deny = compileList(document.lists?.deny)
+  if (allow) ruleSet.allow = allow
+  if (deny) ruleSet.deny = deny
+  return Object.freeze(ruleSet)
+}
+
+/** Checks that span rules: unique ids, and `replaces` naming other rules that exist. */
+function crossCheck(rules: RuleInput[]): string[] {
   const problems: string[] = []
   const firstIndex = new Map<string, number>()
-  result.output.rules.forEach((rule, index) => {
+  rules.forEach((rule, index) => {
     const first = firstIndex.get(rule.id)
     if (first === undefined) firstIndex.set(rule.id, index)
     else
@@ -83,8 +117,15 @@ export function parseRules(input: unknown, source: string): RuleSet {
         `rules[${index}].id: duplicate id ${JSON.stringify(rule.id)} (also rules[${first}])`
       )
   })
-  if (problems.length > 0) throw new RuleConfigError(source, problems)
-  return Object.freeze({ source, rules: Object.freeze(result.output.rules.map(compileRule)) })
+  rules.forEach((rule, index) => {
+    rule.replaces?.forEach((id, at) => {
+      if (id === rule.id)
+        problems.push(`rules[${index}].replaces[${at}]: a rule cannot replace itself`)
+      else if (!firstIndex.has(id))
+        problems.push(`rules[${index}].replaces[${at}]: no rule has the id ${JSON.stringify(id)}`)
+    })
+  })
+  return problems
 }
 
 /**
@@ -105,7 +146,7 @@ export function parseRulesText(text: string, source: string): RuleSet {
 }
 
 function compileRule(input: RuleInput): Rule {
-  const policy: Policy =
+  const base: Policy =
     input.algorithm === 'token-bucket'
       ? {
           algorithm: 'token-bucket',
@@ -114,6 +155,7 @@ function compileRule(input: RuleInput): Rule {
           burst: input.burst ?? input.limit,
         }
       : { algorithm: 'sliding-window', limit: input.limit, periodMs: input.period }
+  const policy: Policy = input.penalty === undefined ? base : { ...base, penaltyMs: input.penalty }
   // A bucket of `burst` refilling `limit` per period holds `burst` units per the time it takes
   // to refill from empty: that is the quota a client can plan with.
   const quota = policy.algorithm === 'token-bucket' ? policy.burst : policy.limit
@@ -131,6 +173,9 @@ function compileRule(input: RuleInput): Rule {
     // RFC 8941 integers have at most 15 digits; only absurd bucket shapes get near that.
     windowSeconds: Math.min(MAX_SF_INTEGER, Math.max(1, Math.ceil(windowMs / 1000))),
     summary: `${input.limit} requests per ${formatDuration(input.period)}`,
+    cost: input.cost ?? 1,
+    shadow: input.shadow,
+    replaces: Object.freeze(input.replaces ?? []),
   })
 }
 

@@ -4,7 +4,21 @@
  * that span fields (duplicate ids) and compiles the result.
  */
 import * as v from 'valibot'
-import { parseDuration } from './duration'
+import { CostSchema } from './cost'
+import { ListsSchema } from './lists'
+import {
+  duration,
+  HEADER_NAME,
+  objectMessage,
+  oneOrMany,
+  ruleId,
+  show,
+  text,
+  wholeNumber,
+  type Issue,
+} from './schema-parts'
+
+export { show } from './schema-parts'
 
 /** The largest `limit` or `burst` a rule may set. */
 export const MAX_LIMIT = 1_000_000_000
@@ -27,54 +41,6 @@ const FIXED_KEY_PARTS = ['ip', 'path', 'method', 'host', 'cf:country', 'cf:asn']
 
 /** Key parts a rule may combine, for messages; `header:` and `query:` take a name after the colon. */
 export const KEY_PARTS = [...FIXED_KEY_PARTS, 'header:<name>', 'query:<name>']
-
-const RULE_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-
-/** JSON-ish rendering of a value for messages, cut short. */
-export function show(input: unknown): string {
-  const text = typeof input === 'string' ? JSON.stringify(input) : String(JSON.stringify(input))
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text
-}
-
-type Issue = { input: unknown; expected: string | null; received: string; type: string }
-
-/** Messages for object issues: unknown field, missing field, or not an object at all. */
-function objectMessage(what: string) {
-  return (issue: Issue) => {
-    if (issue.expected === 'never') return `unknown field ${issue.received}`
-    if (issue.received === 'undefined') return 'is required'
-    return `expected ${what}, got ${show(issue.input)}`
-  }
-}
-
-const text = (what: string) => v.string((i: Issue) => `expected ${what}, got ${show(i.input)}`)
-
-const wholeNumber = (max: number) =>
-  v.pipe(
-    v.number((i: Issue) => `expected a whole number, got ${show(i.input)}`),
-    v.integer((i: Issue) => `${show(i.input)} is not a whole number`),
-    v.minValue(1, (i: Issue) => `${show(i.input)} must be at least 1`),
-    v.maxValue(max, (i: Issue) => `${show(i.input)} must be at most ${max}`)
-  )
-
-const duration = v.pipe(
-  v.unknown(),
-  v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    const ms = parseDuration(dataset.value)
-    if (ms !== undefined) return ms
-    addIssue({
-      message: `${show(dataset.value)} is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)`,
-    })
-    return NEVER
-  })
-)
-
-const oneOrMany = (item: v.GenericSchema<unknown, string>, what: string) =>
-  v.union(
-    [item, v.pipe(v.array(item), v.minLength(1, 'must not be empty'))],
-    (i: Issue) => `expected ${what} or a list of them, got ${show(i.input)}`
-  )
 
 const pathPattern = v.pipe(
   text('a path pattern'),
@@ -123,13 +89,7 @@ const match = v.strictObject(
 )
 
 const common = {
-  id: v.pipe(
-    text('a rule id'),
-    v.regex(
-      RULE_ID,
-      (i: Issue) => `${show(i.input)} is not a rule id (1-64 letters, digits, "_", "-", ".", ":")`
-    )
-  ),
+  id: ruleId,
   description: v.optional(text('a string')),
   match: v.optional(match),
   key: v.pipe(
@@ -141,6 +101,18 @@ const common = {
   failMode: v.optional(
     v.picklist(['open', 'closed'], (i: Issue) => `${show(i.input)} is not "open" or "closed"`),
     'open'
+  ),
+  cost: v.optional(CostSchema),
+  penalty: v.optional(duration),
+  shadow: v.optional(
+    v.boolean((i: Issue) => `expected true or false, got ${show(i.input)}`),
+    false
+  ),
+  replaces: v.optional(
+    v.pipe(
+      v.array(ruleId, (i: Issue) => `expected a list of rule ids, got ${show(i.input)}`),
+      v.minLength(1, 'must not be empty')
+    )
   ),
 }
 
@@ -180,6 +152,18 @@ export const RulesDocumentSchema = v.strictObject(
   {
     $schema: v.optional(text('a string')),
     version: v.literal(1, (i: Issue) => `${show(i.input)} is not a supported version (use 1)`),
+    mode: v.optional(
+      v.picklist(
+        ['enforce', 'shadow', 'off'],
+        (i: Issue) => `${show(i.input)} is not "enforce", "shadow" or "off"`
+      ),
+      'enforce'
+    ),
+    shadowHeaders: v.optional(
+      v.boolean((i: Issue) => `expected true or false, got ${show(i.input)}`),
+      false
+    ),
+    lists: v.optional(ListsSchema),
     rules: v.array(RuleSchema, (i: Issue) => `expected a list of rules, got ${show(i.input)}`),
   },
   objectMessage('a rules document object')

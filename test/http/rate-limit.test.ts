@@ -272,7 +272,7 @@ describe('requests and responses the limiter must not take at face value', () =>
       title: 'Bad Request',
       status: 400,
       detail:
-        'The query parameter "api_key" appears 2 times; a rate-limit key needs exactly one value. Rule "by-key" keys on query:api_key.',
+        'The query parameter "api_key" appears 2 times; a rate-limit key needs exactly one value. Rule "by-key" reads query:api_key.',
       rule: 'by-key',
     })
     expect((await send('/x?api_key=REAL', { ip: '203.0.113.100' })).status).toBe(200)

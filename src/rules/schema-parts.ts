@@ -1,0 +1,76 @@
+/**
+ * @module rules/schema-parts
+ * Building blocks of the rules schemas, each with a message a person can act on.
+ */
+import * as v from 'valibot'
+import { parseDuration } from './duration'
+
+/** The fields of a valibot issue that messages use. */
+export type Issue = { input: unknown; expected: string | null; received: string; type: string }
+
+/** JSON-ish rendering of a value for messages, cut short. */
+export function show(input: unknown): string {
+  const rendered = typeof input === 'string' ? JSON.stringify(input) : String(JSON.stringify(input))
+  return rendered.length > 60 ? `${rendered.slice(0, 57)}...` : rendered
+}
+
+/** Messages for object issues: unknown field, missing field, or not an object at all. */
+export function objectMessage(what: string) {
+  return (issue: Issue) => {
+    if (issue.expected === 'never') return `unknown field ${issue.received}`
+    if (issue.received === 'undefined') return 'is required'
+    return `expected ${what}, got ${show(issue.input)}`
+  }
+}
+
+/** A string, or a message naming what was expected. */
+export const text = (what: string) =>
+  v.string((i: Issue) => `expected ${what}, got ${show(i.input)}`)
+
+/** A whole number from `min` (default 1) to `max`. */
+export const wholeNumber = (max: number, min = 1) =>
+  v.pipe(
+    v.number((i: Issue) => `expected a whole number, got ${show(i.input)}`),
+    v.integer((i: Issue) => `${show(i.input)} is not a whole number`),
+    v.minValue(min, (i: Issue) => `${show(i.input)} must be at least ${min}`),
+    v.maxValue(max, (i: Issue) => `${show(i.input)} must be at most ${max}`)
+  )
+
+/** A duration (see `duration.ts`), as whole ms. */
+export const duration = v.pipe(
+  v.unknown(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const ms = parseDuration(dataset.value)
+    if (ms !== undefined) return ms
+    addIssue({
+      message: `${show(dataset.value)} is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)`,
+    })
+    return NEVER
+  })
+)
+
+/** One item or a non-empty list of them. */
+export const oneOrMany = (item: v.GenericSchema<unknown, string>, what: string) =>
+  v.union(
+    [item, v.pipe(v.array(item), v.minLength(1, 'must not be empty'))],
+    (i: Issue) => `expected ${what} or a list of them, got ${show(i.input)}`
+  )
+
+/** A rule id: 1-64 letters, digits, `_ - . :`, starting with a letter or digit. */
+export const ruleId = v.pipe(
+  text('a rule id'),
+  v.regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/,
+    (i: Issue) => `${show(i.input)} is not a rule id (1-64 letters, digits, "_", "-", ".", ":")`
+  )
+)
+
+/** An HTTP header name (RFC 9110 token). */
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/** A header name, lower-cased. */
+export const headerName = v.pipe(
+  text('a header name'),
+  v.regex(HEADER_NAME, (i: Issue) => `${show(i.input)} is not a header name`),
+  v.transform((name) => name.toLowerCase())
+)

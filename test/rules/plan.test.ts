@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest'
+import { BadRequestError } from '../../src/errors'
+import { parseRules, planRequest, type Plan } from '../../src/rules'
+import type { RequestFacts } from '../../src/types'
+
+const facts = (overrides: Partial<RequestFacts> = {}): RequestFacts => ({
+  method: 'POST',
+  host: 'api.example.com',
+  path: '/login',
+  query: new URLSearchParams(),
+  headers: new Headers(),
+  address: '203.0.113.7',
+  ip: '203.0.113.7',
+  country: 'NL',
+  asn: 64500,
+  ...overrides,
+})
+
+const rule = (id: string, fields: Record<string, unknown> = {}) => ({
+  id,
+  key: ['ip'],
+  algorithm: 'sliding-window',
+  limit: 5,
+  period: '1m',
+  ...fields,
+})
+
+const plan = (document: Record<string, unknown>, f = facts()): Plan =>
+  planRequest(parseRules({ version: 1, ...document }, 't'), f)
+
+const checked = (p: Plan) =>
+  p.action === 'limit' ? p.checks.map((c) => [c.rule.id, c.cost, c.shadow]) : p
+
+describe('planRequest', () => {
+  it('charges every applying rule one unit by default', () => {
+    expect(checked(plan({ rules: [rule('a'), rule('b')] }))).toEqual([
+      ['a', 1, false],
+      ['b', 1, false],
+    ])
+  })
+
+  it('turns everything off with mode "off" (the kill switch)', () => {
+    expect(
+      plan({ mode: 'off', rules: [rule('a')], lists: { deny: { ips: ['0.0.0.0/0'] } } })
+    ).toEqual({
+      action: 'pass',
+    })
+  })
+
+  it('puts every rule in shadow with mode "shadow", and only reports a deny-list match', () => {
+    expect(
+      plan({ mode: 'shadow', rules: [rule('a')], lists: { deny: { countries: ['nl'] } } })
+    ).toMatchObject({ action: 'limit', wouldDeny: 'country NL', checks: [{ shadow: true }] })
+  })
+
+  it('refuses deny-listed clients, and the deny list wins over the allow list', () => {
+    const lists = {
+      allow: { ips: ['203.0.113.0/24'] },
+      deny: { ips: ['203.0.113.7'], asns: [64501] },
+    }
+    expect(plan({ rules: [rule('a')], lists })).toEqual({
+      action: 'deny',
+      denied: 'ip 203.0.113.7',
+    })
+    expect(plan({ rules: [rule('a')], lists }, facts({ address: '203.0.113.8' }))).toEqual({
+      action: 'pass',
+      allowed: 'ip 203.0.113.0/24',
+    })
+  })
+
+  it.each([
+    [{ ips: ['2001:db8::/32'] }, facts({ address: '2001:db8:1::5' }), 'ip 2001:db8::/32'],
+    [{ ips: ['2001:db8::/32'] }, facts({ address: '203.0.113.7' }), undefined],
+    [{ countries: ['nl'] }, facts(), 'country NL'],
+    [{ asns: [64500] }, facts(), 'asn 64500'],
+    [
+      { headers: { 'User-Agent': ['BadBot/1.0'] } },
+      facts({ headers: new Headers({ 'user-agent': 'BadBot/1.0' }) }),
+      'header user-agent',
+    ],
+    [
+      { headers: { 'User-Agent': ['BadBot/1.0'] } },
+      facts({ headers: new Headers({ 'user-agent': 'GoodBot/1.0' }) }),
+      undefined,
+    ],
+  ])('deny list %j', (deny, f, expected) => {
+    const result = plan({ rules: [rule('a')], lists: { deny } }, f)
+    expect(result.action === 'deny' ? result.denied : undefined).toBe(expected)
+  })
+
+  it('lets a specific rule replace a generic one when both apply', () => {
+    const rules = [
+      rule('api-per-ip'),
+      rule('big-customer', { key: ['header:x-api-key'], limit: 1000, replaces: ['api-per-ip'] }),
+    ]
+    expect(
+      checked(plan({ rules }, facts({ headers: new Headers({ 'x-api-key': 'acme' }) })))
+    ).toEqual([['big-customer', 1, false]])
+    // Without the key part, the specific rule does not apply and so replaces nothing.
+    expect(checked(plan({ rules }))).toEqual([['api-per-ip', 1, false]])
+  })
+
+  it('takes a constant cost, or a bounded cost from a header', () => {
+    const rules = [rule('const', { cost: 3 }), rule('hdr', { cost: { header: 'X-Cost', max: 50 } })]
+    expect(checked(plan({ rules }, facts({ headers: new Headers({ 'x-cost': '7' }) })))).toEqual([
+      ['const', 3, false],
+      ['hdr', 7, false],
+    ])
+    expect(checked(plan({ rules }))).toEqual([
+      ['const', 3, false],
+      ['hdr', 1, false],
+    ])
+  })
+
+  it.each(['-1', '1e309', 'abc', '0', '51', '2.5', ''])('refuses a cost header of %j', (value) => {
+    const rules = [rule('hdr', { cost: { header: 'x-cost', max: 50 } })]
+    const attempt = () => plan({ rules }, facts({ headers: new Headers({ 'x-cost': value }) }))
+    expect(attempt).toThrowError(BadRequestError)
+    expect(attempt).toThrowError(
+      `The x-cost header must be a whole number from 1 to 50, not ${JSON.stringify(value)}.`
+    )
+  })
+})
+
+describe('validation of the rule features', () => {
+  const problems = (document: Record<string, unknown>) => {
+    try {
+      parseRules({ version: 1, ...document }, 't')
+      return []
+    } catch (error) {
+      return (error as { problems: string[] }).problems
+    }
+  }
+
+  it.each([
+    [
+      { rules: [rule('a', { replaces: ['a'] })] },
+      'rules[0].replaces[0]: a rule cannot replace itself',
+    ],
+    [
+      { rules: [rule('a', { replaces: ['ghost'] })] },
+      'rules[0].replaces[0]: no rule has the id "ghost"',
+    ],
+    [{ rules: [rule('a', { cost: 0 })] }, 'rules[0].cost: 0 must be at least 1'],
+    [
+      { rules: [rule('a', { penalty: '15 minutes' })] },
+      'rules[0].penalty: "15 minutes" is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)',
+    ],
+    [
+      { rules: [rule('a', { shadow: 'yes' })] },
+      'rules[0].shadow: expected true or false, got "yes"',
+    ],
+    [{ mode: 'audit', rules: [] }, 'mode: "audit" is not "enforce", "shadow" or "off"'],
+    [
+      { rules: [], lists: { deny: { ips: ['10.0.0.0/33'] } } },
+      'lists.deny.ips[0]: "10.0.0.0/33" is not an IP address or CIDR range',
+    ],
+    [
+      { rules: [], lists: { deny: { countries: ['NLD'] } } },
+      'lists.deny.countries[0]: "NLD" is not a two-letter country code',
+    ],
+    [{ rules: [], lists: { block: {} } }, 'lists: unknown field "block"'],
+  ])('%j', (document, message) => {
+    expect(problems(document)).toEqual([message])
+  })
+
+  it('compiles a penalty into the policy', () => {
+    const [r] = parseRules({ version: 1, rules: [rule('login', { penalty: '15m' })] }, 't').rules
+    expect(r?.policy).toEqual({
+      algorithm: 'sliding-window',
+      limit: 5,
+      periodMs: 60_000,
+      penaltyMs: 900_000,
+    })
+  })
+})
