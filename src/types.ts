@@ -43,6 +43,8 @@ export interface RequestFacts {
   country?: string
   /** Autonomous system number from Cloudflare, when known. */
   asn?: number
+  /** Claims of the request's JWT, present only when its signature and dates verified. */
+  claims?: Record<string, unknown>
 }
 
 /** What to do when a key's Durable Object cannot decide: let the request through, or refuse it. */

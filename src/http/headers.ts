@@ -3,13 +3,16 @@
  * Decisions to HTTP headers: legacy `X-RateLimit-*` and the IETF draft-10 `RateLimit` /
  * `RateLimit-Policy` fields. Pure.
  */
-import type { Rule } from '../rules'
+import type { Policy } from '../algorithms'
+import { advertisedQuota, type Rule } from '../rules'
 import type { Decision } from '../types'
 import type { HeaderMode } from './settings'
 
 /** One rule's decision for the current request. */
 export interface RuleDecision {
   rule: Rule
+  /** The policy the decision was made under (the rule's, or its tier's). */
+  policy: Policy
   decision: Decision
   /** Counted, but a denial only logs "would deny". */
   shadow?: boolean
@@ -77,9 +80,10 @@ export function rateLimitHeaders(
     )
   }
   if (mode === 'ietf' || mode === 'both') {
-    const policies = decisions.map(
-      ({ rule }) => `${sfString(rule.id)};q=${rule.quota};w=${rule.windowSeconds}`
-    )
+    const policies = decisions.map(({ rule, policy }) => {
+      const { quota, windowSeconds } = advertisedQuota(policy)
+      return `${sfString(rule.id)};q=${quota};w=${windowSeconds}`
+    })
     const limits = decisions.map(({ rule, decision }) => {
       const t = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000))
       return `${sfString(rule.id)};r=${decision.remaining};t=${t}`

@@ -9,6 +9,7 @@ import { LimiterUnavailableError, BadRequestError } from '../errors'
 import { limit, type LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import { planRequest, type Check, type Plan, type Rule, type RuleSet } from '../rules'
+import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
 import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
 import { badRequest, forbidden, tooManyRequests, unavailable, withHeaders } from './responses'
@@ -93,6 +94,10 @@ export const rateLimit = (
       waitUntil: (promise) => waitUntil(c, promise),
     })
     const facts = requestFacts(c.req.raw)
+    if (ruleSet.jwt) {
+      const claims = await verifiedClaims(c.req.raw, ruleSet.jwt, c.env)
+      if (claims) facts.claims = claims
+    }
     let plan: Plan
     try {
       plan = planRequest(ruleSet, facts)
@@ -172,13 +177,13 @@ async function chargeAll(
   timeoutMs: number
 ): Promise<Charged> {
   const results = await Promise.all(
-    checks.map(({ rule, key, cost, shadow }) =>
+    checks.map(({ rule, policy, key, cost, shadow }) =>
       limit(
         namespace,
         {
           ruleId: rule.id,
           key,
-          policy: rule.policy,
+          policy,
           cost,
           failMode: shadow ? 'open' : rule.failMode,
         },
@@ -191,10 +196,11 @@ async function chargeAll(
   )
   const charged: Charged = { decisions: [], unenforced: [], failedClosed: [] }
   results.forEach((result, index) => {
-    const { rule, shadow } = checks[index]!
+    const { rule, policy, shadow } = checks[index]!
     if (result instanceof LimiterUnavailableError)
       charged.failedClosed.push({ rule, error: result })
-    else if (result.enforced) charged.decisions.push({ rule, decision: result.decision, shadow })
+    else if (result.enforced)
+      charged.decisions.push({ rule, policy, decision: result.decision, shadow })
     else charged.unenforced.push(rule.id)
   })
   return charged

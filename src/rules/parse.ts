@@ -10,7 +10,9 @@ import type { Cost } from './cost'
 import { formatDuration } from './duration'
 import { compileGlob, type Glob } from './glob'
 import { normalizeHost } from './host'
+import type { JwtConfig } from './jwt'
 import { compileList, type ListMatcher } from './lists'
+import { compileTiers, type Tiers } from './tiers'
 import { patternPath } from './path'
 import { RulesDocumentSchema, show, type RuleInput } from './schema'
 
@@ -38,10 +40,6 @@ export interface Rule {
   policy: Policy
   /** What happens when the Durable Object cannot decide. */
   failMode: FailMode
-  /** `q` of `RateLimit-Policy`: the quota advertised to clients. */
-  quota: number
-  /** `w` of `RateLimit-Policy`: the window of that quota, in whole seconds. */
-  windowSeconds: number
   /** "100 requests per 1m", for messages. */
   summary: string
   /** Units a request takes. */
@@ -50,6 +48,10 @@ export interface Rule {
   shadow: boolean
   /** Ids of rules this one stands in for when both apply to a request. */
   replaces: readonly string[]
+  /** Limits by tier, if the rule has tiers. */
+  tiers?: Tiers
+  /** Whether the rule set its own `burst` (a tier's limit is the burst otherwise). */
+  explicitBurst: boolean
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */
@@ -64,6 +66,8 @@ export interface RuleSet {
   allow?: ListMatcher
   /** Clients refused with 403. */
   deny?: ListMatcher
+  /** How tokens whose claims choose tiers are verified. */
+  jwt?: JwtConfig
   rules: readonly Rule[]
 }
 
@@ -91,6 +95,10 @@ export function parseRules(input: unknown, source: string): RuleSet {
   }
   const document = result.output
   const problems = crossCheck(document.rules)
+  document.rules.forEach((rule, index) => {
+    if (rule.tiers?.from.startsWith('claim:') && !document.jwt)
+      problems.push(`rules[${index}].tiers.from: a claim needs the document's "jwt" settings`)
+  })
   if (problems.length > 0) throw new RuleConfigError(source, problems)
   const ruleSet: RuleSet = {
     source,
@@ -102,6 +110,7 @@ export function parseRules(input: unknown, source: string): RuleSet {
   const deny = compileList(document.lists?.deny)
   if (allow) ruleSet.allow = allow
   if (deny) ruleSet.deny = deny
+  if (document.jwt) ruleSet.jwt = Object.freeze(document.jwt)
   return Object.freeze(ruleSet)
 }
 
@@ -156,26 +165,18 @@ function compileRule(input: RuleInput): Rule {
         }
       : { algorithm: 'sliding-window', limit: input.limit, periodMs: input.period }
   const policy: Policy = input.penalty === undefined ? base : { ...base, penaltyMs: input.penalty }
-  // A bucket of `burst` refilling `limit` per period holds `burst` units per the time it takes
-  // to refill from empty: that is the quota a client can plan with.
-  const quota = policy.algorithm === 'token-bucket' ? policy.burst : policy.limit
-  const windowMs =
-    policy.algorithm === 'token-bucket'
-      ? (policy.burst * policy.periodMs) / policy.limit
-      : policy.periodMs
   return Object.freeze({
     id: input.id,
     match: compileMatch(input.match),
     key: Object.freeze(input.key.map(compileKeyPart)),
     policy: Object.freeze(policy),
     failMode: input.failMode,
-    quota,
-    // RFC 8941 integers have at most 15 digits; only absurd bucket shapes get near that.
-    windowSeconds: Math.min(MAX_SF_INTEGER, Math.max(1, Math.ceil(windowMs / 1000))),
     summary: `${input.limit} requests per ${formatDuration(input.period)}`,
     cost: input.cost ?? 1,
     shadow: input.shadow,
     replaces: Object.freeze(input.replaces ?? []),
+    ...(input.tiers ? { tiers: compileTiers(input.tiers) } : {}),
+    explicitBurst: input.algorithm === 'token-bucket' && input.burst !== undefined,
   })
 }
 
@@ -197,8 +198,6 @@ function compileKeyPart(part: string): KeyPart {
   if (part === 'cf:asn') return { kind: 'asn' }
   return { kind: part as 'ip' | 'path' | 'method' | 'host' }
 }
-
-const MAX_SF_INTEGER = 999_999_999_999_999
 
 function toList<T>(value: T | T[]): T[] {
   return Array.isArray(value) ? value : [value]

@@ -3,15 +3,19 @@
  * What the rules say to do with one request, before any counter is touched.
  */
 import { BadRequestError } from '../errors'
+import type { Policy } from '../algorithms'
 import type { RequestFacts } from '../types'
 import { requestCost } from './cost'
 import { limitKey } from './key'
 import { matchRules } from './match'
 import type { Rule, RuleSet } from './parse'
+import { tierPolicy } from './tiers'
 
 /** One key to charge. */
 export interface Check {
   rule: Rule
+  /** The policy to apply: the rule's, or its tier's. */
+  policy: Policy
   /** The limit key (`rule|value|…`). */
   key: string
   /** Units to take. */
@@ -57,6 +61,9 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
     .filter(({ rule }) => !replaced.has(rule.id))
     .map(({ rule, key }) => ({
       rule,
+      policy: rule.tiers
+        ? tierPolicy(rule.policy, rule.tiers, rule.explicitBurst, facts)
+        : rule.policy,
       key,
       cost: forRule(rule, () => requestCost(rule.cost, facts)),
       shadow: shadowAll || rule.shadow,

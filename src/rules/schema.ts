@@ -5,7 +5,9 @@
  */
 import * as v from 'valibot'
 import { CostSchema } from './cost'
+import { JwtSchema } from './jwt'
 import { ListsSchema } from './lists'
+import { TiersSchema } from './tiers'
 import {
   duration,
   HEADER_NAME,
@@ -108,6 +110,7 @@ const common = {
     v.boolean((i: Issue) => `expected true or false, got ${show(i.input)}`),
     false
   ),
+  tiers: v.optional(TiersSchema),
   replaces: v.optional(
     v.pipe(
       v.array(ruleId, (i: Issue) => `expected a list of rule ids, got ${show(i.input)}`),
@@ -164,6 +167,7 @@ export const RulesDocumentSchema = v.strictObject(
       false
     ),
     lists: v.optional(ListsSchema),
+    jwt: v.optional(JwtSchema),
     rules: v.array(RuleSchema, (i: Issue) => `expected a list of rules, got ${show(i.input)}`),
   },
   objectMessage('a rules document object')

@@ -39,8 +39,16 @@ const decision = (fields: Partial<Decision>): Decision => ({
 
 describe('rate-limit headers', () => {
   const both: RuleDecision[] = [
-    { rule: perIp, decision: decision({ remaining: 42, resetAtMs: NOW + 90_500 }) },
-    { rule: perKey, decision: decision({ limit: 20, remaining: 3, resetAtMs: NOW + 1_700 }) },
+    {
+      rule: perIp,
+      policy: perIp.policy,
+      decision: decision({ remaining: 42, resetAtMs: NOW + 90_500 }),
+    },
+    {
+      rule: perKey,
+      policy: perKey.policy,
+      decision: decision({ limit: 20, remaining: 3, resetAtMs: NOW + 1_700 }),
+    },
   ]
 
   it('describes the rule with the fewest remaining in the legacy headers, and every rule in draft-10', () => {
@@ -66,8 +74,16 @@ describe('rate-limit headers', () => {
   })
 
   it('breaks a tie on remaining by the later reset', () => {
-    const a = { rule: perIp, decision: decision({ remaining: 0, resetAtMs: NOW + 5_000 }) }
-    const b = { rule: perKey, decision: decision({ remaining: 0, resetAtMs: NOW + 9_000 }) }
+    const a = {
+      rule: perIp,
+      policy: perIp.policy,
+      decision: decision({ remaining: 0, resetAtMs: NOW + 5_000 }),
+    }
+    const b = {
+      rule: perKey,
+      policy: perKey.policy,
+      decision: decision({ remaining: 0, resetAtMs: NOW + 9_000 }),
+    }
     expect(tightest([a, b])).toBe(b)
     expect(tightest([b, a])).toBe(b)
   })

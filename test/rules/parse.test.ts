@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import bundled from '../../rules.json'
 import { RuleConfigError } from '../../src/errors'
-import { parseRules, parseRulesText } from '../../src/rules'
+import { advertisedQuota, parseRules, parseRulesText } from '../../src/rules'
 import badDuration from '../fixtures/rules/bad-duration.json'
 import duplicateId from '../fixtures/rules/duplicate-id.json'
 import unknownField from '../fixtures/rules/unknown-field.json'
@@ -58,15 +58,13 @@ describe('parseRules', () => {
     const [perIp, burst] = ruleSet.rules
     expect(perIp).toMatchObject({
       policy: { algorithm: 'sliding-window', limit: 100, periodMs: 60_000 },
-      quota: 100,
-      windowSeconds: 60,
       failMode: 'open',
     })
+    expect(advertisedQuota(perIp!.policy)).toEqual({ quota: 100, windowSeconds: 60 })
     expect(burst).toMatchObject({
       policy: { algorithm: 'token-bucket', limit: 10, periodMs: 1_000, burst: 20 },
-      quota: 20,
-      windowSeconds: 2,
     })
+    expect(advertisedQuota(burst!.policy)).toEqual({ quota: 20, windowSeconds: 2 })
     expect(burst?.key).toEqual([{ kind: 'header', name: 'x-api-key' }])
     expect(Object.isFrozen(ruleSet.rules)).toBe(true)
   })
@@ -76,7 +74,7 @@ describe('parseRules', () => {
       rule({ algorithm: 'token-bucket', limit: 1, burst: 1_000_000_000, period: '365d' }),
       't'
     ).rules
-    expect(r?.windowSeconds).toBe(999_999_999_999_999)
+    expect(advertisedQuota(r!.policy).windowSeconds).toBe(999_999_999_999_999)
   })
 
   it("defaults a token bucket's burst to its limit", () => {
