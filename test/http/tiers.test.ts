@@ -2,6 +2,7 @@ import { sign } from 'hono/jwt'
 import { describe, expect, it } from 'vitest'
 import { parseRules } from '../../src/rules'
 import { client, parseRateLimit } from '../support/http'
+import { documentProblems } from '../support/rules'
 
 const SECRET = 'test-only-secret'
 const NOW_S = () => Math.floor(Date.now() / 1000)
@@ -129,14 +130,6 @@ describe('tiers from a verified JWT claim', () => {
 })
 
 describe('validation of tiers and jwt', () => {
-  const problems = (document: Record<string, unknown>) => {
-    try {
-      parseRules({ version: 1, ...document }, 't')
-      return []
-    } catch (error) {
-      return (error as { problems: string[] }).problems
-    }
-  }
   const rule = (tiers: unknown) => ({
     id: 'r',
     key: [],
@@ -176,6 +169,6 @@ describe('validation of tiers and jwt', () => {
       'jwt.alg: "none" is not "HS256", "RS256" or "ES256"',
     ],
   ])('%j', (document, message) => {
-    expect(problems(document)).toEqual([message])
+    expect(documentProblems(document)).toEqual([message])
   })
 })

@@ -7,16 +7,7 @@ import duplicateId from '../fixtures/rules/duplicate-id.json'
 import unknownField from '../fixtures/rules/unknown-field.json'
 import wrongTypes from '../fixtures/rules/wrong-types.json'
 import zeroLimit from '../fixtures/rules/zero-limit.json'
-
-function problems(input: unknown): readonly string[] {
-  try {
-    parseRules(input, 'test')
-  } catch (error) {
-    expect(error).toBeInstanceOf(RuleConfigError)
-    return (error as RuleConfigError).problems
-  }
-  throw new Error('expected the document to be rejected')
-}
+import { problems } from '../support/rules'
 
 const rule = (fields: Record<string, unknown>) => ({
   version: 1,

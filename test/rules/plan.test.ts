@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { BadRequestError } from '../../src/errors'
 import { parseRules, planRequest, type Plan } from '../../src/rules'
 import type { RequestFacts } from '../../src/types'
+import { documentProblems } from '../support/rules'
 
 const facts = (overrides: Partial<RequestFacts> = {}): RequestFacts => ({
   method: 'POST',
@@ -123,15 +124,6 @@ describe('planRequest', () => {
 })
 
 describe('validation of the rule features', () => {
-  const problems = (document: Record<string, unknown>) => {
-    try {
-      parseRules({ version: 1, ...document }, 't')
-      return []
-    } catch (error) {
-      return (error as { problems: string[] }).problems
-    }
-  }
-
   it.each([
     [
       { rules: [rule('a', { replaces: ['a'] })] },
@@ -161,7 +153,7 @@ describe('validation of the rule features', () => {
     ],
     [{ rules: [], lists: { block: {} } }, 'lists: unknown field "block"'],
   ])('%j', (document, message) => {
-    expect(problems(document)).toEqual([message])
+    expect(documentProblems(document)).toEqual([message])
   })
 
   it('compiles a penalty into the policy', () => {
