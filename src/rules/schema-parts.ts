@@ -36,15 +36,17 @@ export const wholeNumber = (max: number, min = 1) =>
     v.maxValue(max, (i: Issue) => `${show(i.input)} must be at most ${max}`)
   )
 
+function durationMessage(input: unknown): string {
+  return `${show(input)} is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)`
+}
+
 /** A duration (see `duration.ts`), as whole ms. */
 export const duration = v.pipe(
-  v.unknown(),
+  v.union([v.string(), v.number()], (i: Issue) => durationMessage(i.input)),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const ms = parseDuration(dataset.value)
     if (ms !== undefined) return ms
-    addIssue({
-      message: `${show(dataset.value)} is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)`,
-    })
+    addIssue({ message: durationMessage(dataset.value) })
     return NEVER
   })
 )

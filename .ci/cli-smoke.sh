@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# `npm run rules`: validate exits 0 or lists errors with paths and exits 1; push --local writes
+# the document into the local RULES namespace.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+npm run -s rules -- validate rules.json
+
+if out=$(npm run -s rules -- validate test/fixtures/rules/bad-duration.json 2>&1); then
+  echo "validate accepted a bad document" >&2
+  exit 1
+fi
+grep -q 'rules\[1\].period: "1x" is not a duration' <<<"$out" || { echo "unexpected output: $out" >&2; exit 1; }
+echo "validate rejects bad-duration.json with the path of the bad field"
+
+state=$(mktemp -d)
+trap 'rm -rf "$state"' EXIT
+npm run -s rules -- push rules.json --local --persist-to "$state" >/dev/null
+stored=$(npx wrangler kv key get --local --persist-to "$state" --binding RULES rules 2>/dev/null)
+[[ "$stored" == "$(cat rules.json)" ]] || { echo "push --local did not store rules.json" >&2; exit 1; }
+echo "push --local stored rules.json in the RULES namespace"
