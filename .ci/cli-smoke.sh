@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 npm run -s rules -- validate rules.json
+for example in examples/*.json; do npm run -s rules -- validate "$example"; done
 
 if out=$(npm run -s rules -- validate test/fixtures/rules/bad-duration.json 2>&1); then
   echo "validate accepted a bad document" >&2
