@@ -4,15 +4,17 @@
  */
 import { Hono } from 'hono/tiny'
 import bundledRules from '../rules.json'
+import { adminApi } from './http/admin'
 import { forwardToOrigin } from './http/origin'
 import { problemResponse } from './http/problem'
 import { rateLimit, type RateLimitBindings, type RateLimitOptions } from './http/rate-limit'
 import { readSettings } from './http/settings'
-import { kvRules } from './provider/rules-source'
+import { kvRules, staticRules } from './provider/rules-source'
 import { parseRules } from './rules'
 
 /**
- * Builds the proxy app: every request passes the rate limiter, then goes to the origin.
+ * Builds the proxy app: the admin API under its prefix; every other request passes the rate
+ * limiter, then goes to the origin.
  *
  * @param options - middleware options; by default the bundled `rules.json` overridden by KV
  */
@@ -20,7 +22,15 @@ export function createApp(
   options: Partial<RateLimitOptions> = {}
 ): Hono<{ Bindings: RateLimitBindings }> {
   const app = new Hono<{ Bindings: RateLimitBindings }>()
-  app.use(rateLimit({ rules: kvRules(() => parseRules(bundledRules, 'rules.json')), ...options }))
+  const rules = options.rules ?? kvRules(() => parseRules(bundledRules, 'rules.json'))
+  const source = 'get' in rules ? rules : staticRules(rules)
+  app.use(
+    adminApi({
+      source,
+      namespaceOf: options.limiter ?? ((c) => (c.env as RateLimitBindings).LIMITER),
+    })
+  )
+  app.use(rateLimit({ ...options, rules: source }))
   app.all('*', (c) => forwardToOrigin(c.req.raw, readSettings(c.env).origin))
   app.onError((error) => {
     // Whatever went wrong, the limiter answers with a problem, not a bare 500.

@@ -6,9 +6,10 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { LimiterUnavailableError, BadRequestError } from '../errors'
-import { limit, type LimiterNamespace } from '../limiter/client'
+import type { LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import { planRequest, type Check, type Plan, type Rule, type RuleSet } from '../rules'
+import { chargeAll } from './charge'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
 import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
@@ -19,6 +20,8 @@ import { readSettings, type HeaderMode, type SettingsVars } from './settings'
 export interface RateLimitBindings extends SettingsVars {
   LIMITER: LimiterNamespace
   RULES?: KVNamespace
+  /** Enables the admin API (a Worker secret). */
+  ADMIN_TOKEN?: string
 }
 
 /** What the middleware found, for handlers downstream (`c.get('rateLimit')`). */
@@ -158,59 +161,6 @@ export const rateLimit = (
   })
 }
 
-/** The outcome of charging every matched key, in rule order. */
-interface Charged {
-  decisions: RuleDecision[]
-  /** Rules that failed open. */
-  unenforced: string[]
-  /** Rules that failed closed. */
-  failedClosed: { rule: Rule; error: LimiterUnavailableError }[]
-}
-
-/**
- * Charges every key in its Durable Object, all at once, and sorts the results by kind. A rule in
- * shadow never blocks, so its failure counts as unenforced whatever its fail mode.
- */
-async function chargeAll(
-  namespace: LimiterNamespace,
-  checks: Check[],
-  timeoutMs: number
-): Promise<Charged> {
-  const results = await Promise.all(
-    checks.map(({ rule, policy, key, cost, shadow }) =>
-      limit(
-        namespace,
-        {
-          ruleId: rule.id,
-          key,
-          policy,
-          cost,
-          failMode: shadow ? 'open' : rule.failMode,
-        },
-        timeoutMs
-      ).catch((error: unknown) => {
-        if (error instanceof LimiterUnavailableError) return error
-        throw error
-      })
-    )
-  )
-  const charged: Charged = { decisions: [], unenforced: [], failedClosed: [] }
-  results.forEach((result, index) => {
-    const { rule, policy, shadow } = checks[index]!
-    if (result instanceof LimiterUnavailableError)
-      charged.failedClosed.push({ rule, error: result })
-    else if (result.enforced)
-      charged.decisions.push({ rule, policy, decision: result.decision, shadow })
-    else charged.unenforced.push(rule.id)
-  })
-  return charged
-}
-
-/** One JSON log line. */
-function log(level: 'warn' | 'error', event: string, fields: Record<string, unknown>): void {
-  console[level](JSON.stringify({ event, ...fields }))
-}
-
 /** `c.executionCtx` throws where there is none (e.g. `app.request()` in a test); then just run. */
 function waitUntil(c: Context, promise: Promise<unknown>): void {
   try {
@@ -222,4 +172,9 @@ function waitUntil(c: Context, promise: Promise<unknown>): void {
 
 function toSource(rules: RuleSet | RulesSource): RulesSource {
   return 'get' in rules ? rules : staticRules(rules)
+}
+
+/** One JSON log line. */
+function log(level: 'warn' | 'error', event: string, fields: Record<string, unknown>): void {
+  console[level](JSON.stringify({ event, ...fields }))
 }

@@ -17,6 +17,8 @@ export interface Settings {
   limiterTimeoutMs: number
   /** Which headers to send. */
   headers: HeaderMode
+  /** Path prefix of the admin API. */
+  adminPrefix: string
 }
 
 /** Defaults for every setting. */
@@ -25,6 +27,7 @@ export const DEFAULT_SETTINGS: Settings = {
   rulesRefreshMs: 30_000,
   limiterTimeoutMs: 1000,
   headers: 'both',
+  adminPrefix: '/__ratelimit',
 }
 
 /** The vars the settings are read from (all optional: library users may set none). */
@@ -33,6 +36,7 @@ export interface SettingsVars {
   RULES_REFRESH_SECONDS?: string | number
   LIMITER_TIMEOUT_MS?: string | number
   RATE_LIMIT_HEADERS?: string
+  ADMIN_PREFIX?: string
 }
 
 const HEADER_MODES: readonly HeaderMode[] = ['both', 'legacy', 'ietf', 'none']
@@ -76,6 +80,7 @@ function parseSettings(vars: SettingsVars): Settings {
       DEFAULT_SETTINGS.limiterTimeoutMs
     ),
     headers: headerMode(vars.RATE_LIMIT_HEADERS),
+    adminPrefix: adminPrefix(vars.ADMIN_PREFIX),
   }
 }
 
@@ -105,6 +110,17 @@ function headerMode(value: string | undefined): HeaderMode {
     `RATE_LIMIT_HEADERS=${JSON.stringify(value)} is not one of ${HEADER_MODES.join(', ')}; using both`
   )
   return DEFAULT_SETTINGS.headers
+}
+
+function adminPrefix(value: string | undefined): string {
+  if (value === undefined || value === '') return DEFAULT_SETTINGS.adminPrefix
+  const prefix = value.trim().replace(/\/+$/, '')
+  if (/^\/[A-Za-z0-9._~\-/]+$/.test(prefix)) return prefix
+  warnOnce(
+    'ADMIN_PREFIX',
+    `ADMIN_PREFIX=${JSON.stringify(value)} is not a path like /__ratelimit; using it`
+  )
+  return DEFAULT_SETTINGS.adminPrefix
 }
 
 function warnOnce(name: string, message: string): void {

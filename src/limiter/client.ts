@@ -75,13 +75,65 @@ async function consumeWithRetry(
   name: string,
   call: LimitCall
 ): Promise<Decision> {
+  return withRetry(() => namespace.getByName(name).consume(call.policy, call.cost))
+}
+
+/** Runs `attempt` again once, on a fresh stub, when the runtime says that is safe. */
+async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
   try {
-    return await namespace.getByName(name).consume(call.policy, call.cost)
+    return await attempt()
   } catch (error) {
     if (!isRetryable(error)) throw error
-    // A broken stub stays broken: the retry needs a new one.
-    return await namespace.getByName(name).consume(call.policy, call.cost)
+    // A broken stub stays broken: `attempt` takes a new one.
+    return await attempt()
   }
+}
+
+/**
+ * The state of a key without charging it (an admin look). Failures throw whatever the fail
+ * mode: there is no request to let through.
+ *
+ * @param namespace - the `LIMITER` binding
+ * @param key - the rule id, limit key and policy
+ * @param timeoutMs - the longest wait
+ * @throws {LimiterUnavailableError} on timeout or error
+ */
+export async function peek(
+  namespace: LimiterNamespace,
+  key: Pick<LimitCall, 'ruleId' | 'key' | 'policy'>,
+  timeoutMs: number
+): Promise<Decision> {
+  const name = await objectName(key.ruleId, key.key)
+  return withTimeout(
+    withRetry(() => namespace.getByName(name).consume(key.policy, 0)),
+    timeoutMs
+  ).catch(toUnavailable)
+}
+
+/**
+ * Forgets a key's state.
+ *
+ * @param namespace - the `LIMITER` binding
+ * @param key - the rule id and limit key
+ * @param timeoutMs - the longest wait
+ * @throws {LimiterUnavailableError} on timeout or error
+ */
+export async function resetKey(
+  namespace: LimiterNamespace,
+  key: Pick<LimitCall, 'ruleId' | 'key'>,
+  timeoutMs: number
+): Promise<void> {
+  const name = await objectName(key.ruleId, key.key)
+  await withTimeout(
+    withRetry(() => namespace.getByName(name).reset()),
+    timeoutMs
+  ).catch(toUnavailable)
+}
+
+function toUnavailable(error: unknown): never {
+  throw error instanceof LimiterUnavailableError
+    ? error
+    : new LimiterUnavailableError(reasonOf(error), { cause: error })
 }
 
 function isRetryable(error: unknown): boolean {

@@ -23,6 +23,13 @@ export interface RulesContext {
 export interface RulesSource {
   /** The rules to apply to this request. */
   get(context: RulesContext): Promise<RuleSet>
+  /**
+   * Validates a new document, stores it, and puts it in force in this isolate at once (others
+   * follow within their refresh interval plus KV's propagation). Absent on fixed sources.
+   *
+   * @throws {RuleConfigError} when the document is invalid; nothing changes then
+   */
+  put?(kv: KVNamespace, text: string): Promise<RuleSet>
 }
 
 /**
@@ -74,6 +81,17 @@ export class KvRulesSource implements RulesSource {
     }
     if (!this.#ruleSet) await this.#reading
     return (this.#ruleSet ??= this.#fallback())
+  }
+
+  /** @inheritdoc */
+  async put(kv: KVNamespace, text: string): Promise<RuleSet> {
+    const ruleSet = parseRulesText(text, `kv:${RULES_KV_KEY}`)
+    await kv.put(RULES_KV_KEY, text)
+    this.#ruleSet = ruleSet
+    this.#text = text
+    this.#checkedAtMs = this.#now()
+    log('rules-put', { source: ruleSet.source, rules: ruleSet.rules.length })
+    return ruleSet
   }
 
   async #read(kv: KVNamespace): Promise<void> {

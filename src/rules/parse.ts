@@ -58,6 +58,8 @@ export interface Rule {
 export interface RuleSet {
   /** Where it came from (`rules.json`, `kv:rules`, …). */
   source: string
+  /** The document as it was written (for showing it back, e.g. the admin API). */
+  document: unknown
   /** `enforce`; `shadow`: evaluate and count, never block; `off`: the kill switch. */
   mode: 'enforce' | 'shadow' | 'off'
   /** Whether rules in shadow report their headers to clients. */
@@ -102,6 +104,7 @@ export function parseRules(input: unknown, source: string): RuleSet {
   if (problems.length > 0) throw new RuleConfigError(source, problems)
   const ruleSet: RuleSet = {
     source,
+    document: input,
     mode: document.mode,
     shadowHeaders: document.shadowHeaders,
     rules: Object.freeze(document.rules.map(compileRule)),

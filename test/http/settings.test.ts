@@ -20,6 +20,7 @@ describe('readSettings', () => {
       rulesRefreshMs: 5_000,
       limiterTimeoutMs: 250,
       headers: 'ietf',
+      adminPrefix: '/__ratelimit',
     })
   })
 

@@ -1,0 +1,50 @@
+/**
+ * @module http/admin-access
+ * Admin API helpers: who may call it, and which key a path names.
+ */
+import type { Rule, RuleSet } from '../rules'
+import { clientAddress } from './facts'
+import { problemResponse } from './problem'
+
+/** The rule and limit key named by `/keys/<rule>/<value>/…` (values percent-decoded). */
+export function keyOf(
+  ruleSet: RuleSet,
+  segments: string[]
+): { rule: Rule; key: string } | Response {
+  const [ruleId, ...encoded] = segments
+  const rule = ruleSet.rules.find((r) => r.id === ruleId)
+  if (!rule) return problem(404, 'Not Found', `No rule has the id ${JSON.stringify(ruleId)}.`)
+  if (encoded.length !== rule.key.length) {
+    return problem(
+      400,
+      'Bad Request',
+      `Rule "${rule.id}" has ${rule.key.length} key part(s); the path gives ${encoded.length}.`
+    )
+  }
+  let values: string[]
+  try {
+    values = encoded.map(decodeURIComponent)
+  } catch {
+    return problem(400, 'Bad Request', 'A key value is not valid percent-encoding.')
+  }
+  // An address is grouped the way requests are, so a raw IPv6 address finds its /64.
+  const parts = values.map((value, i) =>
+    rule.key[i]!.kind === 'ip' ? (clientAddress(value) ?? value) : value
+  )
+  return { rule, key: [rule.id, ...parts.map(encodeURIComponent)].join('|') }
+}
+
+/**
+ * Compares a presented bearer token with the configured one in constant time: both are hashed
+ * first, so neither their contents nor their lengths show in the timing.
+ */
+export async function bearerMatches(header: string | undefined, token: string): Promise<boolean> {
+  const presented = header?.match(/^Bearer\s+(.+)$/i)?.[1] ?? ''
+  const digest = (text: string) => crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
+  const [a, b] = await Promise.all([digest(presented), digest(token)])
+  return crypto.subtle.timingSafeEqual(a, b) && presented !== ''
+}
+
+function problem(status: number, title: string, detail: string): Response {
+  return problemResponse({ status, title, detail })
+}

@@ -1,0 +1,117 @@
+/**
+ * @module http/admin-explain
+ * `POST <prefix>/explain`: which rules a described request matches, which keys they use, and
+ * what each would decide, without charging anything.
+ */
+import * as v from 'valibot'
+import { BadRequestError } from '../errors'
+import { peek, type LimiterNamespace } from '../limiter/client'
+import { limitKey, matchRules, planRequest, type RuleSet } from '../rules'
+import { verifiedClaims } from './claims'
+import { requestFacts } from './facts'
+
+/** The request to explain. */
+export const ExplainSchema = v.strictObject({
+  method: v.optional(v.pipe(v.string(), v.toUpperCase()), 'GET'),
+  url: v.pipe(v.string(), v.url('url must be an absolute URL')),
+  headers: v.optional(v.record(v.string(), v.string()), {}),
+  ip: v.optional(v.string()),
+  country: v.optional(v.string()),
+  asn: v.optional(v.number()),
+})
+
+/** One rule's part in the explanation. */
+interface RuleExplanation {
+  rule: string
+  applies: boolean
+  why?: string
+  key?: string
+  cost?: number
+  shadow?: boolean
+  limit?: number
+  remaining?: number
+  resetAt?: string
+  wouldAllow?: boolean
+  retryAfterMs?: number
+}
+
+/**
+ * Explains a request.
+ *
+ * @param input - the validated description
+ * @param ruleSet - the rules in force
+ * @param namespace - where the keys' state is
+ * @param env - for the JWT secret, if tiers come from claims
+ * @param timeoutMs - the longest wait per key
+ */
+export async function explain(
+  input: v.InferOutput<typeof ExplainSchema>,
+  ruleSet: RuleSet,
+  namespace: LimiterNamespace,
+  env: object | undefined,
+  timeoutMs: number
+): Promise<Record<string, unknown>> {
+  const headers = new Headers(input.headers)
+  if (input.ip !== undefined) headers.set('cf-connecting-ip', input.ip)
+  const request = new Request(input.url, { method: input.method, headers })
+  const facts = requestFacts(request)
+  if (input.country !== undefined) facts.country = input.country.toUpperCase()
+  if (input.asn !== undefined) facts.asn = input.asn
+  if (ruleSet.jwt) {
+    const claims = await verifiedClaims(request, ruleSet.jwt, env)
+    if (claims) facts.claims = claims
+  }
+
+  let plan
+  try {
+    plan = planRequest(ruleSet, facts)
+  } catch (error) {
+    if (!(error instanceof BadRequestError)) throw error
+    return { outcome: 400, reason: error.message, rule: error.rule }
+  }
+  if (plan.action === 'deny') return { outcome: 403, listed: plan.denied, rules: [] }
+  if (plan.action === 'pass')
+    return {
+      outcome: 'origin',
+      ...(plan.allowed ? { listed: plan.allowed } : { mode: 'off' }),
+      rules: [],
+    }
+
+  const rules: RuleExplanation[] = []
+  for (const rule of matchRules(ruleSet, facts)) {
+    const check = plan.checks.find((c) => c.rule === rule)
+    if (check) {
+      const decision = await peek(
+        namespace,
+        { ruleId: rule.id, key: check.key, policy: check.policy },
+        timeoutMs
+      )
+      const wouldAllow = decision.allowed && decision.remaining >= check.cost
+      rules.push({
+        rule: rule.id,
+        applies: true,
+        key: check.key,
+        cost: check.cost,
+        shadow: check.shadow,
+        limit: decision.limit,
+        remaining: decision.remaining,
+        resetAt: new Date(decision.resetAtMs).toISOString(),
+        wouldAllow,
+        ...(decision.allowed ? {} : { retryAfterMs: decision.retryAfterMs }),
+      })
+    } else {
+      const absent = limitKey(rule, facts) === undefined
+      rules.push({
+        rule: rule.id,
+        applies: false,
+        why: absent ? 'a key part is absent' : 'replaced by another rule',
+      })
+    }
+  }
+  const denied = rules.some((r) => r.applies && !r.shadow && r.wouldAllow === false)
+  return {
+    outcome: denied ? 429 : 'origin',
+    ...(plan.wouldDeny ? { wouldDeny: plan.wouldDeny } : {}),
+    rules,
+  }
+}

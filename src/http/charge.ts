@@ -1,0 +1,56 @@
+/**
+ * @module http/charge
+ * Charging every key of a request in its Durable Object, in parallel.
+ */
+import { LimiterUnavailableError } from '../errors'
+import { limit, type LimiterNamespace } from '../limiter/client'
+import type { Check, Rule } from '../rules'
+import type { RuleDecision } from './headers'
+
+/** The outcome of charging every matched key, in rule order. */
+export interface Charged {
+  decisions: RuleDecision[]
+  /** Rules that failed open. */
+  unenforced: string[]
+  /** Rules that failed closed. */
+  failedClosed: { rule: Rule; error: LimiterUnavailableError }[]
+}
+
+/**
+ * Charges every key in its Durable Object, all at once, and sorts the results by kind. A rule in
+ * shadow never blocks, so its failure counts as unenforced whatever its fail mode.
+ */
+export async function chargeAll(
+  namespace: LimiterNamespace,
+  checks: Check[],
+  timeoutMs: number
+): Promise<Charged> {
+  const results = await Promise.all(
+    checks.map(({ rule, policy, key, cost, shadow }) =>
+      limit(
+        namespace,
+        {
+          ruleId: rule.id,
+          key,
+          policy,
+          cost,
+          failMode: shadow ? 'open' : rule.failMode,
+        },
+        timeoutMs
+      ).catch((error: unknown) => {
+        if (error instanceof LimiterUnavailableError) return error
+        throw error
+      })
+    )
+  )
+  const charged: Charged = { decisions: [], unenforced: [], failedClosed: [] }
+  results.forEach((result, index) => {
+    const { rule, policy, shadow } = checks[index]!
+    if (result instanceof LimiterUnavailableError)
+      charged.failedClosed.push({ rule, error: result })
+    else if (result.enforced)
+      charged.decisions.push({ rule, policy, decision: result.decision, shadow })
+    else charged.unenforced.push(rule.id)
+  })
+  return charged
+}
