@@ -2,6 +2,7 @@
  * @module algorithms
  * The algorithm registry: one entry per `algorithm` name a rule may use.
  */
+import { fixedWindow } from './fixed-window'
 import { keyExpiresAtMs, withPenalty, type KeyState } from './penalty'
 import { slidingWindow } from './sliding-window'
 import { tokenBucket } from './token-bucket'
@@ -10,13 +11,15 @@ import type { Algorithm, AlgorithmName, Outcome, Policy } from './types'
 export type * from './types'
 export type { SlidingWindowState } from './sliding-window'
 export type { TokenBucketState } from './token-bucket'
+export type { FixedWindowState } from './fixed-window'
 export type { KeyState } from './penalty'
-export { slidingWindow, tokenBucket }
+export { fixedWindow, slidingWindow, tokenBucket }
 
 /** Every algorithm by name. */
 export const ALGORITHMS = {
   'sliding-window': slidingWindow,
   'token-bucket': tokenBucket,
+  'fixed-window': fixedWindow,
 } as const satisfies { [N in AlgorithmName]: Algorithm<Extract<Policy, { algorithm: N }>, unknown> }
 
 /** The algorithm names, for validation messages. */
@@ -43,6 +46,8 @@ export function runAlgorithm(
       return slidingWindow.consume(state as never, policy, nowMs, cost)
     case 'token-bucket':
       return tokenBucket.consume(state as never, policy, nowMs, cost)
+    case 'fixed-window':
+      return fixedWindow.consume(state as never, policy, nowMs, cost)
     default:
       return assertNever(policy)
   }
@@ -60,6 +65,8 @@ export function stateExpiresAtMs(state: unknown, policy: Policy): number {
       return slidingWindow.expiresAtMs(state as never, policy)
     case 'token-bucket':
       return tokenBucket.expiresAtMs(state as never, policy)
+    case 'fixed-window':
+      return fixedWindow.expiresAtMs(state as never, policy)
     default:
       return assertNever(policy)
   }

@@ -30,8 +30,19 @@ export interface TokenBucketPolicy extends PolicyOptions {
   burst: number
 }
 
+/** Fixed window: at most `limit` units per epoch-aligned window of `periodMs`. */
+export interface FixedWindowPolicy extends PolicyOptions {
+  algorithm: 'fixed-window'
+  /** Units allowed per window (0 refuses everything). */
+  limit: number
+  /** Window length in ms. */
+  periodMs: number
+  /** Count denied requests too (envoyproxy/ratelimit's behaviour). */
+  countDenied?: boolean
+}
+
 /** Every policy the Durable Object can run, discriminated on `algorithm`. */
-export type Policy = SlidingWindowPolicy | TokenBucketPolicy
+export type Policy = SlidingWindowPolicy | TokenBucketPolicy | FixedWindowPolicy
 
 /** The names of the algorithms. */
 export type AlgorithmName = Policy['algorithm']

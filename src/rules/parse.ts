@@ -166,7 +166,7 @@ function compileRule(input: RuleInput): Rule {
           periodMs: input.period,
           burst: input.burst ?? input.limit,
         }
-      : { algorithm: 'sliding-window', limit: input.limit, periodMs: input.period }
+      : { algorithm: input.algorithm, limit: input.limit, periodMs: input.period }
   const policy: Policy = input.penalty === undefined ? base : { ...base, penaltyMs: input.penalty }
   return Object.freeze({
     id: input.id,

@@ -122,7 +122,8 @@ const common = {
 const algorithm = <N extends string>(name: N) =>
   v.literal(
     name,
-    (i: Issue) => `${show(i.input)} is not an algorithm (use "sliding-window" or "token-bucket")`
+    (i: Issue) =>
+      `${show(i.input)} is not an algorithm (use "sliding-window", "token-bucket" or "fixed-window")`
   )
 
 /** One rule, as written. */
@@ -131,6 +132,10 @@ export const RuleSchema = v.variant(
   [
     v.strictObject(
       { ...common, algorithm: algorithm('sliding-window') },
+      objectMessage('a rule object')
+    ),
+    v.strictObject(
+      { ...common, algorithm: algorithm('fixed-window') },
       objectMessage('a rule object')
     ),
     v.strictObject(
@@ -146,8 +151,8 @@ export const RuleSchema = v.variant(
     i.expected === 'Object'
       ? `expected a rule object, got ${show(i.input)}`
       : i.received === 'undefined'
-        ? 'is required (use "sliding-window" or "token-bucket")'
-        : `${show(i.input)} is not an algorithm (use "sliding-window" or "token-bucket")`
+        ? 'is required (use "sliding-window", "token-bucket" or "fixed-window")'
+        : `${show(i.input)} is not an algorithm (use "sliding-window", "token-bucket" or "fixed-window")`
 )
 
 /** The whole rules document, as written. */
