@@ -5,6 +5,7 @@
 import { Hono } from 'hono/tiny'
 import bundledRules from '../rules.json'
 import { adminApi } from './http/admin'
+import { envoyJson } from './http/envoy-json'
 import { forwardToOrigin } from './http/origin'
 import { problemResponse } from './http/problem'
 import { rateLimit, type RateLimitBindings, type RateLimitOptions } from './http/rate-limit'
@@ -24,12 +25,9 @@ export function createApp(
   const app = new Hono<{ Bindings: RateLimitBindings }>()
   const rules = options.rules ?? kvRules(() => parseRules(bundledRules, 'rules.json'))
   const source = 'get' in rules ? rules : staticRules(rules)
-  app.use(
-    adminApi({
-      source,
-      namespaceOf: options.limiter ?? ((c) => (c.env as RateLimitBindings).LIMITER),
-    })
-  )
+  const namespaceOf = options.limiter ?? ((c) => (c.env as RateLimitBindings).LIMITER)
+  app.use(adminApi({ source, namespaceOf }))
+  app.use(envoyJson({ source, namespaceOf }))
   app.use(rateLimit({ ...options, rules: source }))
   app.all('*', (c) => forwardToOrigin(c.req.raw, readSettings(c.env).origin))
   app.onError((error) => {

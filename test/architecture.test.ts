@@ -22,7 +22,21 @@ const ALLOWED: Record<string, string[]> = {
   http: ['rules', 'limiter', 'provider', 'algorithms'],
 }
 
-const SHARED = new Set(['../types', '../errors'])
+/** The shared vocabulary every layer may use: `src/types.ts` and `src/errors.ts`. */
+const SHARED = new Set(['types.ts', 'errors.ts'])
+
+/** The file an import names, relative to src/ (`rules/glob`), resolving `./` and `../`. */
+function resolve(from: string, target: string): string {
+  const parts = from
+    .replace(/^\.\.\/src\//, '')
+    .split('/')
+    .slice(0, -1)
+  for (const segment of target.split('/')) {
+    if (segment === '..') parts.pop()
+    else if (segment !== '.') parts.push(segment)
+  }
+  return parts.join('/')
+}
 
 function imports(text: string): string[] {
   return [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map(
@@ -40,9 +54,14 @@ describe('architecture', () => {
     for (const [path, text] of Object.entries(sources)) {
       if (layerOf(path) !== layer) continue
       for (const target of imports(text)) {
-        if (!target.startsWith('.') || target.startsWith('./') || SHARED.has(target)) continue
-        const targetLayer = target.replace(/^\.\.\//, '').split('/')[0]!
-        if (!ALLOWED[layer]!.includes(targetLayer)) offending.push(`${path} imports ${target}`)
+        if (!target.startsWith('.')) continue
+        const resolved = resolve(path, target)
+        if (SHARED.has(`${resolved}.ts`)) continue
+        const first = resolved.split('/')[0]!
+        // `../rules` is the folder's index; `../app` is a file at the root of src/.
+        const targetLayer = resolved.includes('/') || first in ALLOWED ? first : 'root'
+        if (targetLayer !== layer && !ALLOWED[layer]!.includes(targetLayer))
+          offending.push(`${path} imports ${target}`)
       }
     }
     expect(offending).toEqual([])

@@ -19,6 +19,8 @@ export interface Settings {
   headers: HeaderMode
   /** Path prefix of the admin API. */
   adminPrefix: string
+  /** Path of envoyproxy/ratelimit's `/json` decision endpoint. */
+  decisionPath: string
 }
 
 /** Defaults for every setting. */
@@ -28,6 +30,7 @@ export const DEFAULT_SETTINGS: Settings = {
   limiterTimeoutMs: 1000,
   headers: 'both',
   adminPrefix: '/__ratelimit',
+  decisionPath: '/json',
 }
 
 /** The vars the settings are read from (all optional: library users may set none). */
@@ -37,6 +40,7 @@ export interface SettingsVars {
   LIMITER_TIMEOUT_MS?: string | number
   RATE_LIMIT_HEADERS?: string
   ADMIN_PREFIX?: string
+  DECISION_PATH?: string
 }
 
 const HEADER_MODES: readonly HeaderMode[] = ['both', 'legacy', 'ietf', 'none']
@@ -80,7 +84,8 @@ function parseSettings(vars: SettingsVars): Settings {
       DEFAULT_SETTINGS.limiterTimeoutMs
     ),
     headers: headerMode(vars.RATE_LIMIT_HEADERS),
-    adminPrefix: adminPrefix(vars.ADMIN_PREFIX),
+    adminPrefix: pathVar('ADMIN_PREFIX', vars.ADMIN_PREFIX, DEFAULT_SETTINGS.adminPrefix),
+    decisionPath: pathVar('DECISION_PATH', vars.DECISION_PATH, DEFAULT_SETTINGS.decisionPath),
   }
 }
 
@@ -112,15 +117,15 @@ function headerMode(value: string | undefined): HeaderMode {
   return DEFAULT_SETTINGS.headers
 }
 
-function adminPrefix(value: string | undefined): string {
-  if (value === undefined || value === '') return DEFAULT_SETTINGS.adminPrefix
-  const prefix = value.trim().replace(/\/+$/, '')
-  if (/^\/[A-Za-z0-9._~\-/]+$/.test(prefix)) return prefix
+function pathVar(name: string, value: string | undefined, fallback: string): string {
+  if (value === undefined || value === '') return fallback
+  const path = value.trim().replace(/\/+$/, '')
+  if (/^\/[A-Za-z0-9._~\-/]+$/.test(path)) return path
   warnOnce(
-    'ADMIN_PREFIX',
-    `ADMIN_PREFIX=${JSON.stringify(value)} is not a path like /__ratelimit; using it`
+    name,
+    `${name}=${JSON.stringify(value)} is not a path like ${fallback}; using ${fallback}`
   )
-  return DEFAULT_SETTINGS.adminPrefix
+  return fallback
 }
 
 function warnOnce(name: string, message: string): void {

@@ -10,6 +10,7 @@ import type { Cost } from './cost'
 import { formatDuration } from './duration'
 import { compileGlob, type Glob } from './glob'
 import { normalizeHost } from './host'
+import { compileEnvoy, type EnvoyDomains } from './envoy'
 import type { JwtConfig } from './jwt'
 import { compileList, type ListMatcher } from './lists'
 import { compileTiers, type Tiers } from './tiers'
@@ -70,6 +71,8 @@ export interface RuleSet {
   deny?: ListMatcher
   /** How tokens whose claims choose tiers are verified. */
   jwt?: JwtConfig
+  /** envoyproxy/ratelimit configurations, for `POST /json`. */
+  domains: EnvoyDomains
   rules: readonly Rule[]
 }
 
@@ -97,6 +100,8 @@ export function parseRules(input: unknown, source: string): RuleSet {
   }
   const document = result.output
   const problems = crossCheck(document.rules)
+  const envoy = compileEnvoy(document.domains ?? [], (index) => ({ path: `domains[${index}]` }))
+  problems.push(...envoy.problems)
   document.rules.forEach((rule, index) => {
     if (rule.tiers?.from.startsWith('claim:') && !document.jwt)
       problems.push(`rules[${index}].tiers.from: a claim needs the document's "jwt" settings`)
@@ -107,6 +112,7 @@ export function parseRules(input: unknown, source: string): RuleSet {
     document: input,
     mode: document.mode,
     shadowHeaders: document.shadowHeaders,
+    domains: envoy.domains,
     rules: Object.freeze(document.rules.map(compileRule)),
   }
   const allow = compileList(document.lists?.allow)

@@ -173,6 +173,13 @@ export const RulesDocumentSchema = v.strictObject(
     ),
     lists: v.optional(ListsSchema),
     jwt: v.optional(JwtSchema),
+    // Checked by envoyproxy/ratelimit's own rules in `envoy/config.ts`.
+    domains: v.optional(
+      v.array(
+        v.unknown(),
+        (i: Issue) => `expected a list of Envoy configurations, got ${show(i.input)}`
+      )
+    ),
     rules: v.array(RuleSchema, (i: Issue) => `expected a list of rules, got ${show(i.input)}`),
   },
   objectMessage('a rules document object')

@@ -21,6 +21,7 @@ describe('readSettings', () => {
       limiterTimeoutMs: 250,
       headers: 'ietf',
       adminPrefix: '/__ratelimit',
+      decisionPath: '/json',
     })
   })
 

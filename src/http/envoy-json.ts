@@ -1,0 +1,106 @@
+/**
+ * @module http/envoy-json
+ * `POST /json`: envoyproxy/ratelimit's HTTP decision endpoint, for the domains of the rules
+ * document, counting in the same Durable Objects as the proxy path. 200 when OK, 429 when over
+ * the limit, 400 for a malformed request; guarded by the `ADMIN_TOKEN` bearer token, since an
+ * open endpoint at the edge would let anyone spend other clients' quotas.
+ */
+import type { Context, MiddlewareHandler } from 'hono'
+import { BadRequestError, LimiterUnavailableError } from '../errors'
+import { limit, type LimiterNamespace } from '../limiter/client'
+import type { RulesSource } from '../provider/rules-source'
+import { envoyResponse, parseEnvoyRequest, planEnvoy } from '../rules'
+import type { Decision } from '../types'
+import { bearerMatches } from './admin-access'
+import { readTextCapped } from './body'
+import { problemResponse } from './problem'
+import { readSettings, type SettingsVars } from './settings'
+
+/** The largest request body taken. */
+const MAX_BODY_BYTES = 64 * 1024
+
+/**
+ * The `/json` endpoint, as a middleware: it answers `POST <DECISION_PATH>` once the rules in
+ * force define Envoy `domains` and `ADMIN_TOKEN` is set, and passes everything else on.
+ *
+ * @param options - the rules source and Durable Object namespace the limiter uses
+ */
+export function envoyJson(options: {
+  source: RulesSource
+  namespaceOf: (c: Context) => LimiterNamespace
+}): MiddlewareHandler {
+  return async function envoyJson(c, next) {
+    const env = c.env as (SettingsVars & { ADMIN_TOKEN?: string; RULES?: KVNamespace }) | undefined
+    const settings = readSettings(env)
+    if (c.req.method !== 'POST' || new URL(c.req.url).pathname !== settings.decisionPath)
+      return next()
+    const ruleSet = await options.source.get({
+      kv: env?.RULES,
+      refreshMs: settings.rulesRefreshMs,
+      waitUntil: () => {},
+    })
+    if (ruleSet.domains.size === 0 || !env?.ADMIN_TOKEN) return next()
+    if (!(await bearerMatches(c.req.header('authorization'), env.ADMIN_TOKEN))) {
+      return problemResponse(
+        {
+          title: 'Unauthorized',
+          status: 401,
+          detail: 'A valid "Authorization: Bearer <ADMIN_TOKEN>" is required.',
+        },
+        { 'WWW-Authenticate': 'Bearer realm="rate limiter"' }
+      )
+    }
+    const text = await readTextCapped(c.req.raw, MAX_BODY_BYTES)
+    if (text === undefined) {
+      return problemResponse({
+        title: 'Content Too Large',
+        status: 413,
+        detail: `The body must be at most ${MAX_BODY_BYTES} bytes.`,
+      })
+    }
+    let request
+    try {
+      request = parseEnvoyRequest(JSON.parse(text))
+    } catch (error) {
+      const detail =
+        error instanceof BadRequestError
+          ? error.message
+          : `The body is not JSON: ${(error as Error).message}`
+      return problemResponse({ title: 'Bad Request', status: 400, detail })
+    }
+    const slots =
+      ruleSet.mode === 'off'
+        ? request.descriptors.map(() => ({ kind: 'none' as const }))
+        : planEnvoy(ruleSet.domains, request)
+    const namespace = options.namespaceOf(c)
+    let decisions: (Decision | undefined)[]
+    try {
+      decisions = await Promise.all(
+        slots.map(async (slot) => {
+          if (slot.kind !== 'check') return undefined
+          const { key, policy, hits } = slot.check
+          const result = await limit(
+            namespace,
+            { ruleId: 'envoy', key, policy, cost: hits, failMode: 'closed' },
+            settings.limiterTimeoutMs
+          )
+          return result.enforced ? result.decision : undefined
+        })
+      )
+    } catch (error) {
+      if (!(error instanceof LimiterUnavailableError)) throw error
+      return problemResponse({
+        title: 'Service Unavailable',
+        status: 503,
+        detail: `A counter could not answer (${error.reason}).`,
+      })
+    }
+    const { body, overLimit } = envoyResponse(
+      slots,
+      decisions,
+      Date.now(),
+      ruleSet.mode === 'shadow'
+    )
+    return Response.json(body, { status: overLimit ? 429 : 200 })
+  }
+}
