@@ -20,3 +20,17 @@ npm run -s rules -- push rules.json --local --persist-to "$state" >/dev/null
 stored=$(npx wrangler kv key get --local --persist-to "$state" --binding RULES rules 2>/dev/null)
 [[ "$stored" == "$(cat rules.json)" ]] || { echo "push --local did not store rules.json" >&2; exit 1; }
 echo "push --local stored rules.json in the RULES namespace"
+
+# Envoy: a YAML configuration validates and imports to the committed document; bad ones are
+# refused with envoyproxy/ratelimit's messages and the place of the bad descriptor.
+npm run -s rules -- validate examples/envoy/messaging.yaml
+npm run -s rules -- import examples/envoy/messaging.yaml --schema ../../rules.schema.json \
+  | diff - examples/envoy/messaging.json
+echo "import examples/envoy/messaging.yaml reproduces examples/envoy/messaging.json"
+for bad in test/fixtures/envoy/*.yaml; do
+  if out=$(npm run -s rules -- validate "$bad" 2>&1); then
+    echo "validate accepted $bad" >&2
+    exit 1
+  fi
+  echo "refused: $out"
+done

@@ -3,6 +3,9 @@
  * `npm run rules -- <command>`: check rules documents and put them in force.
  *
  *   validate [file]                     exit 0 if valid; else every error with its path, exit 1
+ *                                       (our JSON, or an envoyproxy/ratelimit YAML configuration)
+ *   import <envoy.yaml> [...] [--schema <path>]
+ *                                       print the equivalent rules document (Envoy domains)
  *   push [file] [--local] [--persist-to <dir>] [--env <name>]
  *                                       validate, then write to the RULES KV namespace
  *   schema                              print the JSON Schema (rules.schema.json)
@@ -14,10 +17,12 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { RuleConfigError } from '../src/errors'
 import { RULES_KV_KEY } from '../src/provider/rules-source'
-import { parseRulesText, type RuleSet } from '../src/rules'
+import { compileEnvoy, parseRulesText, type RuleSet } from '../src/rules'
+import { parse as parseYaml } from 'yaml'
 import { rulesJsonSchema } from './json-schema'
 
 const USAGE = `usage: npm run rules -- validate [file]
+       npm run rules -- import <envoy.yaml> [<envoy.yaml> ...]
        npm run rules -- push [file] [--local] [--persist-to <dir>] [--env <name>]
        npm run rules -- schema`
 
@@ -29,9 +34,11 @@ function main(argv: string[]): number {
       local: { type: 'boolean', default: false },
       'persist-to': { type: 'string' },
       env: { type: 'string' },
+      schema: { type: 'string' },
     },
   })
   const [command, file = 'rules.json', ...extra] = positionals
+  if (command === 'import') return importEnvoy(positionals.slice(1), values.schema)
   if (extra.length > 0) return usage(`unexpected arguments: ${extra.join(' ')}`)
   switch (command) {
     case 'validate':
@@ -54,8 +61,19 @@ function main(argv: string[]): number {
   }
 }
 
-/** Prints whether `file` is a valid rules document; true if it is. */
+/** Prints whether `file` is a valid rules document (or Envoy configuration); true if it is. */
 function validate(file: string): boolean {
+  if (isYaml(file)) {
+    const result = loadEnvoy([file])
+    if (result.problems.length > 0) {
+      console.error(result.problems.join('\n'))
+      return false
+    }
+    console.log(
+      `${file}: valid envoyproxy/ratelimit configuration (domain ${[...result.domains.keys()].join(', ')})`
+    )
+    return true
+  }
   let ruleSet: RuleSet
   try {
     ruleSet = parseRulesText(readFileSync(file, 'utf8'), file)
@@ -69,6 +87,46 @@ function validate(file: string): boolean {
   }
   console.log(`${file}: valid (${ruleSet.rules.length} rules, mode ${ruleSet.mode})`)
   return true
+}
+
+/** Prints the rules document holding the given Envoy configurations; 1 if any is invalid. */
+function importEnvoy(files: string[], schema = './rules.schema.json'): number {
+  if (files.length === 0) return usage('import needs at least one Envoy YAML file')
+  const { configs, problems } = loadEnvoy(files)
+  if (problems.length > 0) {
+    console.error(problems.join('\n'))
+    return 1
+  }
+  const document = { $schema: schema, version: 1, rules: [], domains: configs }
+  console.log(JSON.stringify(document, null, 2))
+  return 0
+}
+
+/** Reads and validates Envoy YAML files the way envoyproxy/ratelimit loads them. */
+function loadEnvoy(files: string[]): {
+  configs: unknown[]
+  domains: Map<string, unknown>
+  problems: string[]
+} {
+  const configs: unknown[] = []
+  const problems: string[] = []
+  files.forEach((file) => {
+    try {
+      configs.push(parseYaml(readFileSync(file, 'utf8')))
+    } catch (error) {
+      problems.push(
+        `${file}: error loading config file: ${(error as Error).message.split('\n')[0]}`
+      )
+      configs.push(undefined)
+    }
+  })
+  if (problems.length > 0) return { configs, domains: new Map(), problems }
+  const compiled = compileEnvoy(configs, (i) => ({ file: files[i]! }))
+  return { configs, domains: compiled.domains, problems: compiled.problems }
+}
+
+function isYaml(file: string): boolean {
+  return /\.ya?ml$/i.test(file)
 }
 
 function usage(problem: string): number {
