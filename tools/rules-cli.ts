@@ -13,7 +13,9 @@
  * `file` defaults to rules.json.
  */
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { RuleConfigError } from '../src/errors'
 import { RULES_KV_KEY } from '../src/provider/rules-source'
@@ -45,7 +47,9 @@ function main(argv: string[]): number {
       return validate(file) ? 0 : 1
     case 'push': {
       if (!validate(file)) return 1
-      const args = ['kv', 'key', 'put', RULES_KV_KEY, '--binding', 'RULES', '--path', file]
+      // An Envoy configuration goes to KV as the rules document that holds it.
+      const path = isYaml(file) ? writeImported(file) : file
+      const args = ['kv', 'key', 'put', RULES_KV_KEY, '--binding', 'RULES', '--path', path]
       if (values.local) args.push('--local')
       if (values['persist-to']) args.push('--persist-to', values['persist-to'])
       if (values.env) args.push('--env', values.env)
@@ -123,6 +127,14 @@ function loadEnvoy(files: string[]): {
   if (problems.length > 0) return { configs, domains: new Map(), problems }
   const compiled = compileEnvoy(configs, (i) => ({ file: files[i]! }))
   return { configs, domains: compiled.domains, problems: compiled.problems }
+}
+
+/** Writes the rules document holding `file`'s Envoy configuration to a temporary file. */
+function writeImported(file: string): string {
+  const { configs } = loadEnvoy([file])
+  const path = join(mkdtempSync(join(tmpdir(), 'rules-')), 'rules.json')
+  writeFileSync(path, JSON.stringify({ version: 1, rules: [], domains: configs }))
+  return path
 }
 
 function isYaml(file: string): boolean {

@@ -7,7 +7,8 @@
  */
 import type { AlgorithmName } from '../../algorithms'
 import { compileGlob, type Glob } from '../glob'
-import { parseUnit, type EnvoyUnit } from './units'
+import { loadLimit } from './limit-block'
+import type { EnvoyUnit } from './units'
 
 /** A compiled `rate_limit` block. */
 export interface EnvoyLimit {
@@ -58,9 +59,6 @@ const VALID_KEYS = new Set([
   'metadata',
   'algorithm',
 ])
-
-const ALGORITHMS: readonly AlgorithmName[] = ['fixed-window', 'sliding-window', 'token-bucket']
-const MAX_UINT32 = 4_294_967_295
 
 type Raw = Record<string, unknown>
 
@@ -157,59 +155,6 @@ function loadDescriptors(
     loadDescriptors(node, raw.descriptors, here, `${composite}.`, report)
     parent.children.set(finalKey, node)
   })
-}
-
-function loadLimit(
-  raw: Raw,
-  descriptor: Raw,
-  report: (message: string) => void
-): EnvoyLimit | undefined {
-  const unlimited = raw.unlimited === true
-  const unit = parseUnit(raw.unit)
-  if (raw.unlimited !== undefined && typeof raw.unlimited !== 'boolean')
-    return void report('error loading config file: unlimited must be true or false')
-  if (unlimited && unit) return void report('should not specify rate limit unit when unlimited')
-  if (!unlimited && !unit) return void report(`invalid rate limit unit '${raw.unit ?? ''}'`)
-  const perUnit = raw.requests_per_unit ?? 0
-  if (
-    typeof perUnit !== 'number' ||
-    !Number.isInteger(perUnit) ||
-    perUnit < 0 ||
-    perUnit > MAX_UINT32
-  ) {
-    return void report(
-      `error loading config file: requests_per_unit must be a whole number from 0 to ${MAX_UINT32}, not ${JSON.stringify(perUnit)}`
-    )
-  }
-  const name = raw.name ?? ''
-  if (typeof name !== 'string')
-    return void report('error loading config file: name must be a string')
-  const replaces: string[] = []
-  for (const entry of Array.isArray(raw.replaces) ? (raw.replaces as Raw[]) : []) {
-    if (typeof entry.name !== 'string' || entry.name === '')
-      return void report('should not have an empty replaces entry')
-    if (entry.name === name)
-      return void report('replaces should not contain name of same descriptor')
-    replaces.push(entry.name)
-  }
-  const algorithm = (raw.algorithm ?? 'fixed-window') as AlgorithmName
-  if (!ALGORITHMS.includes(algorithm))
-    return void report(
-      `algorithm must be one of ${ALGORITHMS.join(', ')}, not ${JSON.stringify(raw.algorithm)}`
-    )
-  if (algorithm !== 'fixed-window' && perUnit === 0 && !unlimited)
-    return void report(`algorithm ${algorithm} needs requests_per_unit of at least 1`)
-  const limit: EnvoyLimit = {
-    requestsPerUnit: perUnit,
-    unlimited,
-    name,
-    replaces,
-    shadow: descriptor.shadow_mode === true,
-    quota: descriptor.quota_mode === true,
-    algorithm,
-  }
-  if (unit) limit.unit = unit
-  return limit
 }
 
 /** envoyproxy/ratelimit's key check: only known keys, and lists hold maps. */
