@@ -18,6 +18,8 @@ export interface Decision {
   resetAtMs: number
   /** When denied: ms until a request of the same cost would be allowed. 0 when allowed. */
   retryAfterMs: number
+  /** A shaper's answer: how long the request waits before it goes to the origin. */
+  delayMs?: number
 }
 
 /**

@@ -3,6 +3,9 @@
  * The algorithm registry: one entry per `algorithm` name a rule may use.
  */
 import { fixedWindow } from './fixed-window'
+import { gcra } from './gcra'
+import { leakyBucket } from './leaky-bucket'
+import { slidingLog } from './sliding-log'
 import { keyExpiresAtMs, withPenalty, type KeyState } from './penalty'
 import { slidingWindow } from './sliding-window'
 import { tokenBucket } from './token-bucket'
@@ -12,14 +15,20 @@ export type * from './types'
 export type { SlidingWindowState } from './sliding-window'
 export type { TokenBucketState } from './token-bucket'
 export type { FixedWindowState } from './fixed-window'
+export type { GcraState } from './gcra'
+export type { LeakyBucketState } from './leaky-bucket'
+export { MAX_SLIDING_LOG_LIMIT, type SlidingLogState } from './sliding-log'
 export type { KeyState } from './penalty'
-export { fixedWindow, slidingWindow, tokenBucket }
+export { fixedWindow, gcra, leakyBucket, slidingLog, slidingWindow, tokenBucket }
 
 /** Every algorithm by name. */
 export const ALGORITHMS = {
   'sliding-window': slidingWindow,
   'token-bucket': tokenBucket,
   'fixed-window': fixedWindow,
+  'sliding-log': slidingLog,
+  gcra,
+  'leaky-bucket': leakyBucket,
 } as const satisfies { [N in AlgorithmName]: Algorithm<Extract<Policy, { algorithm: N }>, unknown> }
 
 /** The algorithm names, for validation messages. */
@@ -48,6 +57,12 @@ export function runAlgorithm(
       return tokenBucket.consume(state as never, policy, nowMs, cost)
     case 'fixed-window':
       return fixedWindow.consume(state as never, policy, nowMs, cost)
+    case 'sliding-log':
+      return slidingLog.consume(state as never, policy, nowMs, cost)
+    case 'gcra':
+      return gcra.consume(state as never, policy, nowMs, cost)
+    case 'leaky-bucket':
+      return leakyBucket.consume(state as never, policy, nowMs, cost)
     default:
       return assertNever(policy)
   }
@@ -67,6 +82,12 @@ export function stateExpiresAtMs(state: unknown, policy: Policy): number {
       return tokenBucket.expiresAtMs(state as never, policy)
     case 'fixed-window':
       return fixedWindow.expiresAtMs(state as never, policy)
+    case 'sliding-log':
+      return slidingLog.expiresAtMs(state as never, policy)
+    case 'gcra':
+      return gcra.expiresAtMs(state as never, policy)
+    case 'leaky-bucket':
+      return leakyBucket.expiresAtMs(state as never, policy)
     default:
       return assertNever(policy)
   }

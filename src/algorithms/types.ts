@@ -41,8 +41,41 @@ export interface FixedWindowPolicy extends PolicyOptions {
   countDenied?: boolean
 }
 
+/** Sliding window log: exactly at most `limit` units in any window of `periodMs`. */
+export interface SlidingLogPolicy extends PolicyOptions {
+  algorithm: 'sliding-log'
+  limit: number
+  periodMs: number
+}
+
+/** GCRA: `limit` per `periodMs` with a tolerance of `burst` back-to-back units. */
+export interface GcraPolicy extends PolicyOptions {
+  algorithm: 'gcra'
+  limit: number
+  periodMs: number
+  burst: number
+}
+
+/** Leaky bucket: leaks `limit` per `periodMs`, holds `burst`; a meter, or a shaper with `shape`. */
+export interface LeakyBucketPolicy extends PolicyOptions {
+  algorithm: 'leaky-bucket'
+  limit: number
+  periodMs: number
+  burst: number
+  /** Shape (delay admitted requests to the leak rate) instead of only metering. */
+  shape?: boolean
+  /** The longest a shaped request may wait. */
+  maxWaitMs?: number
+}
+
 /** Every policy the Durable Object can run, discriminated on `algorithm`. */
-export type Policy = SlidingWindowPolicy | TokenBucketPolicy | FixedWindowPolicy
+export type Policy =
+  | SlidingWindowPolicy
+  | TokenBucketPolicy
+  | FixedWindowPolicy
+  | SlidingLogPolicy
+  | GcraPolicy
+  | LeakyBucketPolicy
 
 /** The names of the algorithms. */
 export type AlgorithmName = Policy['algorithm']

@@ -136,6 +136,8 @@ function crossCheck(rules: RuleInput[]): string[] {
       )
   })
   rules.forEach((rule, index) => {
+    if (rule.algorithm === 'leaky-bucket' && rule.mode !== 'shape' && rule.maxWait !== undefined)
+      problems.push(`rules[${index}].maxWait: only a leaky bucket with "mode": "shape" waits`)
     rule.replaces?.forEach((id, at) => {
       if (id === rule.id)
         problems.push(`rules[${index}].replaces[${at}]: a rule cannot replace itself`)
@@ -164,15 +166,7 @@ export function parseRulesText(text: string, source: string): RuleSet {
 }
 
 function compileRule(input: RuleInput): Rule {
-  const base: Policy =
-    input.algorithm === 'token-bucket'
-      ? {
-          algorithm: 'token-bucket',
-          limit: input.limit,
-          periodMs: input.period,
-          burst: input.burst ?? input.limit,
-        }
-      : { algorithm: input.algorithm, limit: input.limit, periodMs: input.period }
+  const base = basePolicy(input)
   const policy: Policy = input.penalty === undefined ? base : { ...base, penaltyMs: input.penalty }
   return Object.freeze({
     id: input.id,
@@ -185,8 +179,31 @@ function compileRule(input: RuleInput): Rule {
     shadow: input.shadow,
     replaces: Object.freeze(input.replaces ?? []),
     ...(input.tiers ? { tiers: compileTiers(input.tiers) } : {}),
-    explicitBurst: input.algorithm === 'token-bucket' && input.burst !== undefined,
+    explicitBurst: 'burst' in input && input.burst !== undefined,
   })
+}
+
+/** The policy as the Durable Object runs it (durations in ms, defaults filled in). */
+function basePolicy(input: RuleInput): Policy {
+  const { limit, period: periodMs } = input
+  switch (input.algorithm) {
+    case 'token-bucket':
+    case 'gcra':
+      return { algorithm: input.algorithm, limit, periodMs, burst: input.burst ?? limit }
+    case 'leaky-bucket':
+      return input.mode === 'shape'
+        ? {
+            algorithm: 'leaky-bucket',
+            limit,
+            periodMs,
+            burst: input.burst ?? limit,
+            shape: true,
+            maxWaitMs: input.maxWait ?? periodMs,
+          }
+        : { algorithm: 'leaky-bucket', limit, periodMs, burst: input.burst ?? limit }
+    default:
+      return { algorithm: input.algorithm, limit, periodMs }
+  }
 }
 
 function compileMatch(match: RuleInput['match']): Matcher {

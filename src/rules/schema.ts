@@ -4,6 +4,7 @@
  * that span fields (duplicate ids) and compiles the result.
  */
 import * as v from 'valibot'
+import { MAX_SLIDING_LOG_LIMIT } from '../algorithms'
 import { CostSchema } from './cost'
 import { JwtSchema } from './jwt'
 import { ListsSchema } from './lists'
@@ -24,6 +25,10 @@ export { show } from './schema-parts'
 
 /** The largest `limit` or `burst` a rule may set. */
 export const MAX_LIMIT = 1_000_000_000
+
+/** The algorithms a rule may name, for messages. */
+const ALGORITHM_LIST =
+  '"sliding-window", "token-bucket", "fixed-window", "sliding-log", "gcra", "leaky-bucket"'
 
 /** HTTP methods a rule may match. */
 export const METHODS = [
@@ -122,8 +127,7 @@ const common = {
 const algorithm = <N extends string>(name: N) =>
   v.literal(
     name,
-    (i: Issue) =>
-      `${show(i.input)} is not an algorithm (use "sliding-window", "token-bucket" or "fixed-window")`
+    (i: Issue) => `${show(i.input)} is not an algorithm (use one of ${ALGORITHM_LIST})`
   )
 
 /** One rule, as written. */
@@ -141,6 +145,35 @@ export const RuleSchema = v.variant(
     v.strictObject(
       {
         ...common,
+        algorithm: algorithm('sliding-log'),
+        // The log keeps one entry per admitted unit in the window: the limit bounds its size.
+        limit: wholeNumber(MAX_SLIDING_LOG_LIMIT),
+      },
+      objectMessage('a rule object')
+    ),
+    v.strictObject(
+      { ...common, algorithm: algorithm('gcra'), burst: v.optional(wholeNumber(MAX_LIMIT)) },
+      objectMessage('a rule object')
+    ),
+    v.strictObject(
+      {
+        ...common,
+        algorithm: algorithm('leaky-bucket'),
+        burst: v.optional(wholeNumber(MAX_LIMIT)),
+        mode: v.optional(
+          v.picklist(
+            ['meter', 'shape'],
+            (i: Issue) => `${show(i.input)} is not "meter" or "shape"`
+          ),
+          'meter'
+        ),
+        maxWait: v.optional(duration),
+      },
+      objectMessage('a rule object')
+    ),
+    v.strictObject(
+      {
+        ...common,
         algorithm: algorithm('token-bucket'),
         burst: v.optional(wholeNumber(MAX_LIMIT)),
       },
@@ -151,8 +184,8 @@ export const RuleSchema = v.variant(
     i.expected === 'Object'
       ? `expected a rule object, got ${show(i.input)}`
       : i.received === 'undefined'
-        ? 'is required (use "sliding-window", "token-bucket" or "fixed-window")'
-        : `${show(i.input)} is not an algorithm (use "sliding-window", "token-bucket" or "fixed-window")`
+        ? `is required (use one of ${ALGORITHM_LIST})`
+        : `${show(i.input)} is not an algorithm (use one of ${ALGORITHM_LIST})`
 )
 
 /** The whole rules document, as written. */

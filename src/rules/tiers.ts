@@ -61,7 +61,7 @@ export function compileTiers(input: v.InferOutput<typeof TiersSchema>): Tiers {
 
 /**
  * The policy for a request: the rule's, with the limit of the request's tier if it has a known
- * one. A token bucket without its own `burst` holds the tier's limit. Claims come only from a
+ * one. A bucket without its own `burst` holds the tier's limit. Claims come only from a
  * verified token (`facts.claims`), so a forged or expired token cannot raise a tier.
  *
  * @param policy - the rule's policy
@@ -81,7 +81,6 @@ export function tierPolicy(
       : facts.claims?.[tiers.from.name]
   const limit = typeof raw === 'string' ? tiers.limits.get(raw) : undefined
   if (limit === undefined) return policy
-  if (policy.algorithm === 'token-bucket')
-    return { ...policy, limit, burst: explicitBurst ? policy.burst : limit }
+  if ('burst' in policy) return { ...policy, limit, burst: explicitBurst ? policy.burst : limit }
   return { ...policy, limit }
 }

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest'
+import { leakyBucket, type LeakyBucketPolicy } from '../../src/algorithms'
+import { drive } from '../support/drive'
+
+const meter: LeakyBucketPolicy = { algorithm: 'leaky-bucket', limit: 10, periodMs: 1_000, burst: 4 }
+const shaper: LeakyBucketPolicy = { ...meter, shape: true, maxWaitMs: 300 }
+const T0 = 1_700_000_000_000
+
+describe('leaky bucket', () => {
+  it('as a meter, passes at once until the bucket is full, then denies', () => {
+    const { state, allowed } = drive(leakyBucket, meter, undefined, 6, T0)
+    expect(allowed).toBe(4)
+    const denied = leakyBucket.consume(state, meter, T0, 1)
+    expect(denied.decision).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 100 })
+    expect(denied.decision.delayMs).toBeUndefined()
+    expect(leakyBucket.consume(state, meter, T0 + 100, 1).decision.allowed).toBe(true)
+  })
+
+  it('as a shaper, spaces admitted requests at the leak rate', () => {
+    let state
+    const delays: number[] = []
+    for (let i = 0; i < 4; i++) {
+      const outcome = leakyBucket.consume(state, shaper, T0, 1)
+      state = outcome.state
+      delays.push(outcome.decision.delayMs!)
+    }
+    expect(delays).toEqual([0, 100, 200, 300])
+  })
+
+  it('as a shaper, denies what would wait past maxWait or overflow the bucket', () => {
+    let state
+    const allowed: boolean[] = []
+    for (let i = 0; i < 5; i++) {
+      const outcome = leakyBucket.consume(state, { ...shaper, maxWaitMs: 200 }, T0, 1)
+      state = outcome.state
+      allowed.push(outcome.decision.allowed)
+    }
+    expect(allowed).toEqual([true, true, true, false, false])
+    const waited = leakyBucket.consume(state, { ...shaper, maxWaitMs: 200 }, T0, 1)
+    expect(waited.decision.retryAfterMs).toBe(100)
+  })
+
+  it('expires when drained', () => {
+    const { state } = drive(leakyBucket, meter, undefined, 3, T0)
+    expect(leakyBucket.expiresAtMs(state!, meter)).toBe(T0 + 300)
+  })
+})
