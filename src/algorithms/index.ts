@@ -50,22 +50,7 @@ export function runAlgorithm(
   nowMs: number,
   cost: number
 ): Outcome<unknown> {
-  switch (policy.algorithm) {
-    case 'sliding-window':
-      return slidingWindow.consume(state as never, policy, nowMs, cost)
-    case 'token-bucket':
-      return tokenBucket.consume(state as never, policy, nowMs, cost)
-    case 'fixed-window':
-      return fixedWindow.consume(state as never, policy, nowMs, cost)
-    case 'sliding-log':
-      return slidingLog.consume(state as never, policy, nowMs, cost)
-    case 'gcra':
-      return gcra.consume(state as never, policy, nowMs, cost)
-    case 'leaky-bucket':
-      return leakyBucket.consume(state as never, policy, nowMs, cost)
-    default:
-      return assertNever(policy)
-  }
+  return algorithmOf(policy).consume(state, policy, nowMs, cost)
 }
 
 /**
@@ -75,26 +60,12 @@ export function runAlgorithm(
  * @param policy - the policy it was computed under
  */
 export function stateExpiresAtMs(state: unknown, policy: Policy): number {
-  switch (policy.algorithm) {
-    case 'sliding-window':
-      return slidingWindow.expiresAtMs(state as never, policy)
-    case 'token-bucket':
-      return tokenBucket.expiresAtMs(state as never, policy)
-    case 'fixed-window':
-      return fixedWindow.expiresAtMs(state as never, policy)
-    case 'sliding-log':
-      return slidingLog.expiresAtMs(state as never, policy)
-    case 'gcra':
-      return gcra.expiresAtMs(state as never, policy)
-    case 'leaky-bucket':
-      return leakyBucket.expiresAtMs(state as never, policy)
-    default:
-      return assertNever(policy)
-  }
+  return algorithmOf(policy).expiresAtMs(state, policy)
 }
 
-function assertNever(value: never): never {
-  throw new TypeError(`unknown algorithm: ${JSON.stringify(value)}`)
+/** The registry's entry for a policy; the registry's type guarantees every name has one. */
+function algorithmOf(policy: Policy): Algorithm<Policy, unknown> {
+  return ALGORITHMS[policy.algorithm] as unknown as Algorithm<Policy, unknown>
 }
 
 /**
