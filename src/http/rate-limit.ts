@@ -52,12 +52,17 @@ export interface RateLimitOptions {
   /** Longest wait for a Durable Object (ms). @default c.env.LIMITER_TIMEOUT_MS, else 1000 */
   timeoutMs?: number
   /** Builds the 429 response instead of the default problem+json. */
+  /** How a shaped request waits (tests pass their own). @default scheduler.wait */
+  wait?: (ms: number) => Promise<void>
   onLimited?: (
     c: Context,
     denied: RuleDecision[],
     retryAfterMs: number
   ) => Response | Promise<Response>
 }
+
+/** How long a shaped request was held before it went to the origin (ms). */
+export const DELAY_HEADER = 'X-RateLimit-Delay-Ms'
 
 /** Marks responses of requests whose limits could not be enforced (failed open). */
 export const UNENFORCED_HEADER = 'X-RateLimit-Unenforced'
@@ -151,6 +156,20 @@ export const rateLimit = (
         ? await options.onLimited(c, denied, retryAfterMs)
         : tooManyRequests(denied, retryAfterMs)
       return withHeaders(response, [...headers, ...retryHeaders(retryAfterMs)])
+    }
+
+    const delayMs = Math.max(
+      0,
+      ...decisions.map(({ decision, shadow }) => (shadow ? 0 : (decision.delayMs ?? 0)))
+    )
+    if (delayMs > 0) {
+      // A leaky-bucket shaper admitted the request for a later slot: hold it until then.
+      headers.push([DELAY_HEADER, String(delayMs)])
+      log('warn', 'rate-limit-shaped', {
+        delayMs,
+        rules: decisions.filter((d) => d.decision.delayMs).map((d) => d.rule.id),
+      })
+      await (options.wait ?? ((ms: number) => scheduler.wait(ms)))(delayMs)
     }
 
     await next()

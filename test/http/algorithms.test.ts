@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest'
+import { DELAY_HEADER } from '../../src/http/rate-limit'
+import { parseRules } from '../../src/rules'
+import { client, parseRateLimit } from '../support/http'
+
+const only = (rule: Record<string, unknown>) =>
+  parseRules(
+    { version: 1, rules: [{ id: 'r', key: ['ip'], limit: 3, period: '1h', ...rule }] },
+    't'
+  )
+
+let host = 1
+const ip = () => `198.19.0.${host++}`
+
+describe('every algorithm through the HTTP path', () => {
+  it.each([
+    ['sliding-window', {}],
+    ['token-bucket', {}],
+    ['fixed-window', {}],
+    ['sliding-log', {}],
+    ['gcra', {}],
+    ['leaky-bucket', {}],
+  ])('%s: 3 allowed with headers, then 429', async (algorithm, extra) => {
+    const send = client({ rules: only({ algorithm, ...extra }) })
+    const who = ip()
+    const statuses: number[] = []
+    let last: Response | undefined
+    for (let i = 0; i < 4; i++) {
+      last = await send('/x', { ip: who })
+      statuses.push(last.status)
+    }
+    expect(statuses).toEqual([200, 200, 200, 429])
+    expect(last!.headers.get('RateLimit-Policy')).toMatch(/^"r";q=3;w=\d+$/)
+    expect(Number(last!.headers.get('Retry-After'))).toBeGreaterThanOrEqual(1)
+  })
+
+  it('the leaky-bucket shaper holds requests for their slot, says so, and refuses a full bucket', async () => {
+    const waits: number[] = []
+    const send = client({
+      rules: only({
+        algorithm: 'leaky-bucket',
+        mode: 'shape',
+        limit: 10,
+        period: '1s',
+        burst: 3,
+        maxWait: '1s',
+      }),
+      wait: async (ms) => {
+        waits.push(ms)
+      },
+    })
+    const who = ip()
+    const responses = []
+    for (let i = 0; i < 4; i++) responses.push(await send('/x', { ip: who }))
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 429])
+    expect(responses.map((r) => r.headers.get(DELAY_HEADER))).toEqual([
+      null,
+      expect.stringMatching(/^\d+$/),
+      expect.stringMatching(/^\d+$/),
+      null,
+    ])
+    // Each admitted request waits one leak interval (100 ms) more than the one before it.
+    expect(waits).toHaveLength(2)
+    expect(waits[1]! - waits[0]!).toBeGreaterThanOrEqual(95)
+    expect(waits[1]!).toBeLessThanOrEqual(200)
+    expect(parseRateLimit(responses[3]!.headers.get('RateLimit')).r?.r).toBe(0)
+  })
+})
