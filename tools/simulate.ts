@@ -1,0 +1,152 @@
+/**
+ * @module tools/simulate
+ * `npm run simulate -- [options]`: drives the limiter's algorithms with traffic in virtual time
+ * and charts what each lets through, second by second, as seed 004 did for its throttles.
+ *
+ * By default: seed 004's traffic for 120 s against one global rule per algorithm (500 per 1s).
+ * With `--trace`: a recorded trace against `--rules` (or the same per-algorithm rules).
+ * Writes `<rule>.csv`, `<rule>.svg`, `comparison.svg` and `accuracy.md` to `--out`.
+ */
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs'
+import { basename, join } from 'node:path'
+import { RuleConfigError } from '../src/errors'
+import { parseRulesText, type RuleSet } from '../src/rules'
+import { accuracyOf } from './simulate-accuracy'
+import { comparisonChartSvg, ruleChartSvg } from './simulate-chart'
+import { InputError, read, readOptions, USAGE, type Options } from './simulate-options'
+import { generateProfile, SEED_PROFILE, type Arrival } from './simulate-profile'
+import {
+  compileEach,
+  defaultRules,
+  isShaper,
+  KeyMappingError,
+  runRules,
+  type RuleOutcomes,
+} from './simulate-run'
+import { accuracyMarkdown, accuracyText, sameDecisionNotes } from './simulate-report'
+import { perSecond, secondsSpanned, toCsv } from './simulate-stats'
+import { TraceError, parseTrace } from './simulate-trace'
+
+function loadRules(options: Options): { ruleSet: RuleSet; skipped: string[] } {
+  if (options.rules === undefined) return compileEach(defaultRules())
+  return { ruleSet: parseRulesText(read(options.rules), options.rules), skipped: [] }
+}
+
+function label(outcomes: RuleOutcomes): string {
+  return `${outcomes.rule.policy.algorithm}${isShaper(outcomes.rule) ? ' (shape)' : ''}`
+}
+
+function main(argv: string[]): number {
+  const started = performance.now()
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE)
+    return 0
+  }
+  const options = readOptions(argv)
+  const arrivals: Arrival[] = options.trace
+    ? parseTrace(read(options.trace), options.trace)
+    : generateProfile({ ...SEED_PROFILE, seed: options.seed, durationMs: options.durationS * 1000 })
+  const { ruleSet, skipped } = loadRules(options)
+  for (const note of skipped) console.error(`note: ${note}`)
+  if (ruleSet.rules.length === 0) throw new InputError('no rules to run')
+  if (ruleSet.rules.some((rule) => rule.id === 'comparison'))
+    throw new InputError('a rule id "comparison" would overwrite comparison.svg')
+
+  const runs = runRules(arrivals, ruleSet.rules)
+  const times = arrivals.map((a) => a.t)
+  const seconds = options.trace ? secondsSpanned(times, runs) : options.durationS
+  const traffic = options.trace
+    ? `trace ${basename(options.trace)}, ${arrivals.length} requests`
+    : `seed 004 profile, --seed ${options.seed}, ${options.durationS} s, ${arrivals.length} requests`
+
+  writable(options.out, () => mkdirSync(options.out, { recursive: true }))
+  const written: string[] = []
+  const write = (name: string, text: string) => {
+    const path = join(options.out, name)
+    writable(path, () => writeFileSync(path, text))
+    written.push(name)
+  }
+  const charted = runs.map((run) => {
+    const rows = perSecond(times, run, seconds)
+    write(`${run.rule.id}.csv`, toCsv(rows))
+    const subtitle = `${label(run)}: ${run.rule.summary} · ${traffic}`
+    write(`${run.rule.id}.svg`, ruleChartSvg(run.rule.id, subtitle, rows, run.rule.policy.limit))
+    return { id: run.rule.id, rows }
+  })
+  const limits = new Set(runs.map((run) => run.rule.policy.limit))
+  const perSecondArrivals = charted[0]!.rows.map((row) => row.total)
+  const limit = limits.size === 1 ? runs[0]!.rule.policy.limit : undefined
+  write('comparison.svg', comparisonChartSvg(traffic, charted, perSecondArrivals, limit))
+
+  const accuracy = runs.map((run) =>
+    accuracyOf(arrivals, {
+      id: run.rule.id,
+      algorithm: label(run),
+      limit: run.rule.policy.limit,
+      periodMs: run.rule.policy.periodMs,
+      byExecution: isShaper(run.rule),
+      keys: run.keys,
+      allowed: run.allowed,
+      delayMs: run.delayMs,
+    })
+  )
+  const twins = sameDecisionNotes(runs.map((run) => ({ id: run.rule.id, allowed: run.allowed })))
+  write('accuracy.md', accuracyMarkdown(accuracy, [`Traffic: ${traffic}.`, ...twins, ...skipped]))
+  const decisions = options.decisions
+  if (decisions) writable(decisions, () => writeDecisions(decisions, arrivals, runs))
+
+  console.log(`${traffic}; ${runs.length} rules\n`)
+  console.log(accuracyText(accuracy))
+  if (twins.length > 0) console.log(`\n${twins.join('\n')}`)
+  const ms = Math.round(performance.now() - started)
+  console.log(`\nwrote ${written.length} files to ${options.out}/ in ${ms} ms`)
+  if (options.decisions) console.log(`wrote every decision to ${options.decisions}`)
+  return 0
+}
+
+/** Runs `action`, reporting a failure to write `path` as the user's problem (exit 2). */
+function writable(path: string, action: () => void): void {
+  try {
+    action()
+  } catch (error) {
+    throw new InputError(`${path}: cannot write: ${(error as Error).message}`)
+  }
+}
+
+/** One JSON line per request per rule, in time order; written in chunks, as it can be large. */
+function writeDecisions(file: string, arrivals: Arrival[], runs: RuleOutcomes[]): void {
+  const fd = openSync(file, 'w')
+  try {
+    let chunk: string[] = []
+    arrivals.forEach(({ t, key }, i) => {
+      for (const run of runs) {
+        const line: Record<string, unknown> = {
+          t,
+          key,
+          rule: run.rule.id,
+          allowed: run.allowed[i],
+          remaining: run.remaining[i],
+        }
+        if (isShaper(run.rule) && run.allowed[i]) line.delayMs = run.delayMs[i]
+        chunk.push(JSON.stringify(line))
+      }
+      if (chunk.length >= 10_000) {
+        writeSync(fd, `${chunk.join('\n')}\n`)
+        chunk = []
+      }
+    })
+    if (chunk.length > 0) writeSync(fd, `${chunk.join('\n')}\n`)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2))
+} catch (error) {
+  const known = [InputError, TraceError, RuleConfigError, KeyMappingError]
+  if (!known.some((kind) => error instanceof kind)) throw error
+  const usage = error instanceof InputError && error.showUsage
+  console.error(usage ? `${(error as Error).message}\n\n${USAGE}` : (error as Error).message)
+  process.exitCode = 2
+}
