@@ -114,6 +114,9 @@ export const rateLimit = (
       throw error
     }
     if (plan.action === 'deny') return forbidden(plan.denied)
+    if (plan.action === 'limit' && plan.unreadable !== undefined) {
+      log('warn', 'rate-limit-would-deny', { rules: plan.unreadable, reason: 'bad request' })
+    }
     if (plan.action === 'limit' && plan.wouldDeny !== undefined) {
       log('warn', 'deny-list-would-deny', { match: plan.wouldDeny })
     }

@@ -18,7 +18,8 @@ const cidr = v.pipe(
 
 const country = v.pipe(
   text('a country code'),
-  v.regex(/^[A-Za-z]{2}$/, (i: Issue) => `${show(i.input)} is not a two-letter country code`),
+  // Two letters or digits: Cloudflare also reports T1 (Tor) and XX (unknown).
+  v.regex(/^[A-Za-z0-9]{2}$/, (i: Issue) => `${show(i.input)} is not a two-character country code`),
   v.transform((code) => code.toUpperCase())
 )
 
@@ -89,9 +90,16 @@ export function compileList(input: ListInput | undefined): ListMatcher | undefin
 
 function parseRange(value: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined {
   try {
-    if (value.includes('/')) return ipaddr.parseCIDR(value)
-    const address = ipaddr.parse(value)
-    return [address, address.kind() === 'ipv4' ? 32 : 128]
+    const [address, bits] = value.includes('/')
+      ? ipaddr.parseCIDR(value)
+      : (() => {
+          const parsed = ipaddr.parse(value)
+          return [parsed, parsed.kind() === 'ipv4' ? 32 : 128] as const
+        })()
+    // Requests present IPv4-mapped addresses as IPv4, so a mapped range is matched as IPv4.
+    if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96)
+      return [(address as ipaddr.IPv6).toIPv4Address(), bits - 96]
+    return [address, bits]
   } catch {
     return undefined
   }

@@ -7,6 +7,7 @@ import type { Policy } from '../algorithms'
 import { RuleConfigError } from '../errors'
 import type { FailMode } from '../types'
 import type { Cost } from './cost'
+import { crossCheck } from './cross-check'
 import { formatDuration } from './duration'
 import { compileGlob, type Glob } from './glob'
 import { normalizeHost } from './host'
@@ -121,31 +122,6 @@ export function parseRules(input: unknown, source: string): RuleSet {
   if (deny) ruleSet.deny = deny
   if (document.jwt) ruleSet.jwt = Object.freeze(document.jwt)
   return Object.freeze(ruleSet)
-}
-
-/** Checks that span rules: unique ids, and `replaces` naming other rules that exist. */
-function crossCheck(rules: RuleInput[]): string[] {
-  const problems: string[] = []
-  const firstIndex = new Map<string, number>()
-  rules.forEach((rule, index) => {
-    const first = firstIndex.get(rule.id)
-    if (first === undefined) firstIndex.set(rule.id, index)
-    else
-      problems.push(
-        `rules[${index}].id: duplicate id ${JSON.stringify(rule.id)} (also rules[${first}])`
-      )
-  })
-  rules.forEach((rule, index) => {
-    if (rule.algorithm === 'leaky-bucket' && rule.mode !== 'shape' && rule.maxWait !== undefined)
-      problems.push(`rules[${index}].maxWait: only a leaky bucket with "mode": "shape" waits`)
-    rule.replaces?.forEach((id, at) => {
-      if (id === rule.id)
-        problems.push(`rules[${index}].replaces[${at}]: a rule cannot replace itself`)
-      else if (!firstIndex.has(id))
-        problems.push(`rules[${index}].replaces[${at}]: no rule has the id ${JSON.stringify(id)}`)
-    })
-  })
-  return problems
 }
 
 /**

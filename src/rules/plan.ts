@@ -31,7 +31,13 @@ export type Plan =
   /** A deny list matched and is enforced: refuse with 403. */
   | { action: 'deny'; denied: string }
   /** Charge these keys (possibly none). `wouldDeny` names a deny-list match in shadow mode. */
-  | { action: 'limit'; checks: Check[]; wouldDeny?: string }
+  | {
+      action: 'limit'
+      checks: Check[]
+      wouldDeny?: string
+      /** Rules in shadow whose key or cost the request did not carry usably (skipped, not refused). */
+      unreadable?: string[]
+    }
 
 /**
  * Plans a request: the kill switch, then the deny list (which wins over the allow list), then
@@ -52,34 +58,48 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
   if (allowed !== undefined) return { action: 'pass', allowed }
 
   const applying: { rule: Rule; key: string }[] = []
+  const unreadable: string[] = []
   for (const rule of matchRules(ruleSet, facts)) {
-    const key = forRule(rule, () => limitKey(rule, facts))
+    const shadow = shadowAll || rule.shadow
+    const key = forRule(rule, shadow, unreadable, () => limitKey(rule, facts))
     if (key !== undefined) applying.push({ rule, key })
   }
   const replaced = new Set(applying.flatMap(({ rule }) => rule.replaces))
-  const checks = applying
-    .filter(({ rule }) => !replaced.has(rule.id))
-    .map(({ rule, key }) => ({
-      rule,
-      policy: rule.tiers
-        ? tierPolicy(rule.policy, rule.tiers, rule.explicitBurst, facts)
-        : rule.policy,
-      key,
-      cost: forRule(rule, () => requestCost(rule.cost, facts)),
-      shadow: shadowAll || rule.shadow,
-    }))
-  return denied === undefined
-    ? { action: 'limit', checks }
-    : { action: 'limit', checks, wouldDeny: denied }
+  const checks: Check[] = []
+  for (const { rule, key } of applying) {
+    if (replaced.has(rule.id)) continue
+    const shadow = shadowAll || rule.shadow
+    const cost = forRule(rule, shadow, unreadable, () => requestCost(rule.cost, facts))
+    if (cost === undefined) continue
+    const policy = rule.tiers
+      ? tierPolicy(rule.policy, rule.tiers, rule.explicitBurst, facts)
+      : rule.policy
+    checks.push({ rule, policy, key, cost, shadow })
+  }
+  const plan: Plan = { action: 'limit', checks }
+  if (denied !== undefined) plan.wouldDeny = denied
+  if (unreadable.length > 0) plan.unreadable = unreadable
+  return plan
 }
 
-/** Runs `read`, naming the rule in any `BadRequestError` it throws. */
-function forRule<T>(rule: Rule, read: () => T): T {
+/**
+ * Runs `read`, naming the rule in any `BadRequestError` it throws. A rule in shadow never
+ * blocks, not even with a 400: its unreadable request is noted in `unreadable` and skipped.
+ */
+function forRule<T>(
+  rule: Rule,
+  shadow: boolean,
+  unreadable: string[],
+  read: () => T
+): T | undefined {
   try {
     return read()
   } catch (error) {
-    if (error instanceof BadRequestError)
-      throw new BadRequestError(error.field, error.message, rule.id)
-    throw error
+    if (!(error instanceof BadRequestError)) throw error
+    if (shadow) {
+      unreadable.push(rule.id)
+      return undefined
+    }
+    throw new BadRequestError(error.field, error.message, rule.id)
   }
 }

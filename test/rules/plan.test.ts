@@ -149,11 +149,70 @@ describe('validation of the rule features', () => {
     ],
     [
       { rules: [], lists: { deny: { countries: ['NLD'] } } },
-      'lists.deny.countries[0]: "NLD" is not a two-letter country code',
+      'lists.deny.countries[0]: "NLD" is not a two-character country code',
     ],
     [{ rules: [], lists: { block: {} } }, 'lists: unknown field "block"'],
   ])('%j', (document, message) => {
     expect(documentProblems(document)).toEqual([message])
+  })
+
+  it.each([
+    [
+      { rules: [rule('a', { replaces: ['b'] }), rule('b', { replaces: ['a'] })] },
+      'rules[0].replaces: a → b → a replace each other in a cycle',
+    ],
+    [
+      { rules: [rule('a', { cost: { header: 'x-cost', max: 2, default: 5 } })] },
+      'rules[0].cost.default: 5 must be at most max (2)',
+    ],
+    [
+      { rules: [rule('a', { cost: 6 })] },
+      'rules[0].cost: 6 is more than the rule can ever admit (5)',
+    ],
+    [
+      {
+        rules: [
+          rule('a', {
+            algorithm: 'sliding-log',
+            tiers: { from: 'header:x-plan', limits: { big: 1_000_000 } },
+          }),
+        ],
+      },
+      'rules[0].tiers.limits.big: 1000000 must be at most 10000 for a sliding log',
+    ],
+    [
+      { rules: [rule('a', { algorithm: 'leaky-bucket', mode: 'shape', maxWait: '2m' })] },
+      'rules[0].maxWait: a shaped request may wait at most 60s (set maxWait, or a shorter period)',
+    ],
+  ])('cross-checks %j', (document, message) => {
+    expect(documentProblems(document)).toEqual([message])
+  })
+
+  it('matches IPv4-mapped ranges and T1 (Tor) in lists', () => {
+    const lists = { deny: { ips: ['::ffff:203.0.113.0/120'], countries: ['t1'] } }
+    expect(plan({ rules: [rule('a')], lists })).toEqual({
+      action: 'deny',
+      denied: 'ip ::ffff:203.0.113.0/120',
+    })
+    expect(
+      plan({ rules: [rule('a')], lists }, facts({ address: '198.51.100.1', country: 'T1' }))
+    ).toEqual({
+      action: 'deny',
+      denied: 'country T1',
+    })
+  })
+
+  it('never refuses a request for a rule in shadow, even one it cannot read', () => {
+    const shadowed = rule('dark', { shadow: true, cost: { header: 'x-cost', max: 10 } })
+    const result = plan(
+      { rules: [shadowed, rule('lit')] },
+      facts({ headers: new Headers({ 'x-cost': 'abc' }) })
+    )
+    expect(result).toMatchObject({
+      action: 'limit',
+      unreadable: ['dark'],
+      checks: [{ rule: { id: 'lit' } }],
+    })
   })
 
   it('compiles a penalty into the policy', () => {

@@ -1,0 +1,91 @@
+/**
+ * @module rules/cross-check
+ * Checks that span fields or rules, which a schema of single fields cannot express.
+ */
+import { MAX_SLIDING_LOG_LIMIT } from '../algorithms'
+import type { RuleInput } from './schema'
+
+/** The longest a shaped request may be held: a Worker invocation should not wait longer. */
+export const MAX_SHAPER_WAIT_MS = 60_000
+
+/**
+ * Every cross-field problem of the rules, each with the path of the bad field: duplicate ids,
+ * `replaces` naming itself, nothing, or forming a cycle (rules that replace each other would
+ * leave a request matching both unlimited), tier limits a sliding log cannot hold, a cost header
+ * default above its max, a constant cost no request can ever pay, and shaper-only fields.
+ *
+ * @param rules - the rules after schema validation
+ */
+export function crossCheck(rules: RuleInput[]): string[] {
+  const problems: string[] = []
+  const firstIndex = new Map<string, number>()
+  rules.forEach((rule, index) => {
+    const first = firstIndex.get(rule.id)
+    if (first === undefined) firstIndex.set(rule.id, index)
+    else
+      problems.push(
+        `rules[${index}].id: duplicate id ${JSON.stringify(rule.id)} (also rules[${first}])`
+      )
+  })
+  rules.forEach((rule, index) => {
+    const at = `rules[${index}]`
+    if (rule.algorithm === 'leaky-bucket') {
+      if (rule.mode !== 'shape' && rule.maxWait !== undefined)
+        problems.push(`${at}.maxWait: only a leaky bucket with "mode": "shape" waits`)
+      if ((rule.maxWait ?? rule.period) > MAX_SHAPER_WAIT_MS && rule.mode === 'shape')
+        problems.push(
+          `${at}.maxWait: a shaped request may wait at most 60s (set maxWait, or a shorter period)`
+        )
+    }
+    if (rule.algorithm === 'sliding-log' && rule.tiers) {
+      for (const [tier, limit] of Object.entries(rule.tiers.limits)) {
+        if (limit > MAX_SLIDING_LOG_LIMIT)
+          problems.push(
+            `${at}.tiers.limits.${tier}: ${limit} must be at most ${MAX_SLIDING_LOG_LIMIT} for a sliding log`
+          )
+      }
+    }
+    const capacity = 'burst' in rule && rule.burst !== undefined ? rule.burst : rule.limit
+    if (typeof rule.cost === 'number' && rule.cost > capacity && !rule.tiers)
+      problems.push(`${at}.cost: ${rule.cost} is more than the rule can ever admit (${capacity})`)
+    if (typeof rule.cost === 'object' && rule.cost.default > rule.cost.max)
+      problems.push(
+        `${at}.cost.default: ${rule.cost.default} must be at most max (${rule.cost.max})`
+      )
+    rule.replaces?.forEach((id, i) => {
+      if (id === rule.id) problems.push(`${at}.replaces[${i}]: a rule cannot replace itself`)
+      else if (!firstIndex.has(id))
+        problems.push(`${at}.replaces[${i}]: no rule has the id ${JSON.stringify(id)}`)
+    })
+  })
+  const cycle = replacesCycle(rules)
+  if (cycle)
+    problems.push(
+      `rules[${firstIndex.get(cycle[0]!)}].replaces: ${cycle.join(' → ')} replace each other in a cycle`
+    )
+  return problems
+}
+
+/** A cycle in the `replaces` graph, as ids from its first rule back to it, if there is one. */
+function replacesCycle(rules: RuleInput[]): string[] | undefined {
+  // Self-references are reported on their own.
+  const edges = new Map(
+    rules.map((rule) => [rule.id, (rule.replaces ?? []).filter((id) => id !== rule.id)])
+  )
+  const done = new Set<string>()
+  const walk = (id: string, path: string[]): string[] | undefined => {
+    if (path.includes(id)) return [...path.slice(path.indexOf(id)), id]
+    if (done.has(id)) return undefined
+    for (const next of edges.get(id) ?? []) {
+      const found = walk(next, [...path, id])
+      if (found) return found
+    }
+    done.add(id)
+    return undefined
+  }
+  for (const rule of rules) {
+    const found = walk(rule.id, [])
+    if (found) return found
+  }
+  return undefined
+}
