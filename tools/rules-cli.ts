@@ -116,7 +116,8 @@ function loadEnvoy(files: string[]): {
   const problems: string[] = []
   files.forEach((file) => {
     try {
-      configs.push(parseYaml(readFileSync(file, 'utf8')))
+      // YAML 1.1 with merge keys, as envoyproxy/ratelimit's reader (yaml.v2) takes it.
+      configs.push(parseYaml(readFileSync(file, 'utf8'), { version: '1.1', merge: true }))
     } catch (error) {
       problems.push(
         `${file}: error loading config file: ${(error as Error).message.split('\n')[0]}`

@@ -33,7 +33,7 @@ export const leakyBucket: Algorithm<LeakyBucketPolicy, LeakyBucketState> = {
     const decision: Decision = {
       allowed,
       limit: policy.burst,
-      remaining: Math.max(0, Math.floor(policy.burst - (next - nowMs) * rate + EPSILON)),
+      remaining: remaining(next - nowMs, rate, policy),
       resetAtMs: Math.ceil(next),
       retryAfterMs: allowed ? 0 : Math.max(1, retryAfter(level, cost, waitMs, rate, policy)),
     }
@@ -44,6 +44,15 @@ export const leakyBucket: Algorithm<LeakyBucketPolicy, LeakyBucketState> = {
   expiresAtMs(state) {
     return Math.ceil(state.drainsAtMs)
   },
+}
+
+/** Units still admissible now: room in the bucket, and for a shaper, room within `maxWaitMs`. */
+function remaining(waitAfterMs: number, rate: number, policy: LeakyBucketPolicy): number {
+  const room = Math.floor(policy.burst - waitAfterMs * rate + EPSILON)
+  if (!policy.shape) return Math.max(0, room)
+  const slack = (policy.maxWaitMs ?? 0) - waitAfterMs
+  const withinWait = slack < -EPSILON ? 0 : Math.floor(slack * rate + EPSILON) + 1
+  return Math.max(0, Math.min(room, withinWait))
 }
 
 /** Until the request would fit in the bucket, and (for the shaper) its wait be short enough. */

@@ -51,9 +51,17 @@ export async function explain(
   env: object | undefined,
   timeoutMs: number
 ): Promise<Record<string, unknown>> {
-  const headers = new Headers(input.headers)
-  if (input.ip !== undefined) headers.set('cf-connecting-ip', input.ip)
-  const request = new Request(input.url, { method: input.method, headers })
+  let request: Request
+  try {
+    const headers = new Headers(input.headers)
+    if (input.ip !== undefined) headers.set('cf-connecting-ip', input.ip)
+    request = new Request(input.url, { method: input.method, headers })
+  } catch (error) {
+    throw new BadRequestError(
+      'request',
+      `The described request is not valid: ${(error as Error).message}`
+    )
+  }
   const facts = requestFacts(request)
   if (input.country !== undefined) facts.country = input.country.toUpperCase()
   if (input.asn !== undefined) facts.asn = input.asn

@@ -11,7 +11,8 @@
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
-import { LimiterUnavailableError, RuleConfigError } from '../errors'
+import { BadRequestError, LimiterUnavailableError, RuleConfigError } from '../errors'
+import { normalizePath } from '../rules'
 import { peek, resetKey, type LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { explain, ExplainSchema } from './admin-explain'
@@ -44,7 +45,12 @@ export function adminApi(options: AdminOptions): MiddlewareHandler {
     const settings = readSettings(env)
     const path = new URL(c.req.url).pathname
     const prefix = settings.adminPrefix
-    if (path !== prefix && !path.startsWith(`${prefix}/`)) return next()
+    const under = (p: string) => p === prefix || p.startsWith(`${prefix}/`)
+    if (!under(path)) {
+      // Other spellings of the prefix (`//__ratelimit`, `/%5F_ratelimit`) must not reach the origin.
+      if (under(normalizePath(path))) return problem(404, 'Not Found', `Use ${prefix} as written.`)
+      return next()
+    }
     if (!env?.ADMIN_TOKEN) {
       return problem(404, 'Not Found', 'The admin API is disabled: set the ADMIN_TOKEN secret.')
     }
@@ -119,9 +125,14 @@ export function adminApi(options: AdminOptions): MiddlewareHandler {
             }
           )
         }
-        return Response.json(
-          await explain(parsed.output, ruleSet, options.namespaceOf(c), env, timeoutMs)
-        )
+        try {
+          return Response.json(
+            await explain(parsed.output, ruleSet, options.namespaceOf(c), env, timeoutMs)
+          )
+        } catch (error) {
+          if (!(error instanceof BadRequestError)) throw error
+          return problem(400, 'Bad Request', error.message)
+        }
       }
       return problem(404, 'Not Found', `No admin resource at ${path}.`)
     } catch (error) {

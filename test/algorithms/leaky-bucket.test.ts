@@ -45,3 +45,28 @@ describe('leaky bucket', () => {
     expect(leakyBucket.expiresAtMs(state!, meter)).toBe(T0 + 300)
   })
 })
+
+describe('leaky bucket shaper: remaining', () => {
+  it('counts only what can still be admitted within maxWait', () => {
+    const tight: LeakyBucketPolicy = {
+      algorithm: 'leaky-bucket',
+      limit: 10,
+      periodMs: 1_000,
+      burst: 10,
+      shape: true,
+      maxWaitMs: 100,
+    }
+    let state
+    const seen: [boolean, number][] = []
+    for (let i = 0; i < 3; i++) {
+      const outcome = leakyBucket.consume(state, tight, T0, 1)
+      state = outcome.state
+      seen.push([outcome.decision.allowed, outcome.decision.remaining])
+    }
+    expect(seen).toEqual([
+      [true, 1],
+      [true, 0],
+      [false, 0],
+    ])
+  })
+})

@@ -221,3 +221,30 @@ describe('admin API', () => {
     expect(notJson.status).toBe(400)
   })
 })
+
+describe('admin API edges', () => {
+  const send = client({ rules: parseRules(doc(10), 't') }, { ADMIN_TOKEN: TOKEN, ORIGIN: 'demo' })
+
+  it.each(['//__ratelimit/rules', '/%5F_ratelimit/rules', '/__ratelimit%2Frules'])(
+    'never forwards another spelling of the prefix (%s) to the origin',
+    async (path) => {
+      const response = await send(path, { headers: auth })
+      expect(response.status).toBe(404)
+      expect(response.headers.get('x-demo-origin')).toBeNull()
+    }
+  )
+
+  it('answers 400, not 503, to a description with an invalid header or method', async () => {
+    for (const body of [
+      { url: 'https://h.test/', headers: { 'bad header': 'x' } },
+      { url: 'https://h.test/', method: 'G ET' },
+    ]) {
+      const response = await send('/__ratelimit/explain', {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify(body),
+      })
+      expect(response.status).toBe(400)
+    }
+  })
+})

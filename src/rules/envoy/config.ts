@@ -114,8 +114,9 @@ function loadDescriptors(
     return report(`${at}.descriptors`, 'error loading config file: descriptors must be a list')
   list.forEach((raw: Raw, index) => {
     const here = `${at}.descriptors[${index}]`.replace(/^\./, '')
-    const key = raw.key
-    const value = raw.value ?? ''
+    // envoyproxy/ratelimit's YAML reader keeps any scalar as text: `value: 2061234567` is a string.
+    const key = scalarText(raw.key)
+    const value = scalarText(raw.value ?? '')
     if (typeof key !== 'string' || key === '') return report(here, 'descriptor has empty key')
     if (typeof value !== 'string')
       return report(here, `error loading config file: value of '${key}' must be a string`)
@@ -179,6 +180,10 @@ function checkKeys(map: Raw, at: string, report: (at: string, message: string) =
       checkKeys(value, `${at}.${key}`.replace(/^\./, ''), report)
     }
   }
+}
+
+function scalarText(value: unknown): unknown {
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : value
 }
 
 function newNode(): EnvoyNode {

@@ -43,6 +43,8 @@ export function loadLimit(
   const name = raw.name ?? ''
   if (typeof name !== 'string')
     return void report('error loading config file: name must be a string')
+  if (raw.replaces !== undefined && raw.replaces !== null && !Array.isArray(raw.replaces))
+    return void report('error loading config file: replaces must be a list of { name }')
   const replaces: string[] = []
   for (const entry of Array.isArray(raw.replaces) ? (raw.replaces as Raw[]) : []) {
     if (typeof entry.name !== 'string' || entry.name === '')
