@@ -20,6 +20,8 @@ export interface Decision {
   retryAfterMs: number
   /** A shaper's answer: how long the request waits before it goes to the origin. */
   delayMs?: number
+  /** A concurrency limit's slot, to release when the origin's response ends. */
+  leaseId?: string
 }
 
 /**

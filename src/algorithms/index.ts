@@ -2,6 +2,7 @@
  * @module algorithms
  * The algorithm registry: one entry per `algorithm` name a rule may use.
  */
+import { concurrency } from './concurrency'
 import { fixedWindow } from './fixed-window'
 import { gcra } from './gcra'
 import { leakyBucket } from './leaky-bucket'
@@ -15,11 +16,12 @@ export type * from './types'
 export type { SlidingWindowState } from './sliding-window'
 export type { TokenBucketState } from './token-bucket'
 export type { FixedWindowState } from './fixed-window'
+export { releaseLease, type ConcurrencyState } from './concurrency'
 export type { GcraState } from './gcra'
 export type { LeakyBucketState } from './leaky-bucket'
 export { MAX_SLIDING_LOG_LIMIT, type SlidingLogState } from './sliding-log'
 export type { KeyState } from './penalty'
-export { fixedWindow, gcra, leakyBucket, slidingLog, slidingWindow, tokenBucket }
+export { concurrency, fixedWindow, gcra, leakyBucket, slidingLog, slidingWindow, tokenBucket }
 
 /** Every algorithm by name. */
 export const ALGORITHMS = {
@@ -29,6 +31,7 @@ export const ALGORITHMS = {
   'sliding-log': slidingLog,
   gcra,
   'leaky-bucket': leakyBucket,
+  concurrency,
 } as const satisfies { [N in AlgorithmName]: Algorithm<Extract<Policy, { algorithm: N }>, unknown> }
 
 /** The algorithm names, for validation messages. */

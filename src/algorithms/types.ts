@@ -68,6 +68,19 @@ export interface LeakyBucketPolicy extends PolicyOptions {
   maxWaitMs?: number
 }
 
+/** Concurrency limit: at most `limit` requests in flight, each holding a slot for `periodMs` at most. */
+export interface ConcurrencyPolicy extends PolicyOptions {
+  algorithm: 'concurrency'
+  /** Slots: requests in flight at once. */
+  limit: number
+  /** The lease of a slot: a request that never releases frees it after this long. */
+  periodMs: number
+  /** Requests that may wait for a slot. */
+  queue: number
+  /** The longest a request waits in the queue. */
+  maxWaitMs: number
+}
+
 /** Every policy the Durable Object can run, discriminated on `algorithm`. */
 export type Policy =
   | SlidingWindowPolicy
@@ -76,6 +89,7 @@ export type Policy =
   | SlidingLogPolicy
   | GcraPolicy
   | LeakyBucketPolicy
+  | ConcurrencyPolicy
 
 /** The names of the algorithms. */
 export type AlgorithmName = Policy['algorithm']

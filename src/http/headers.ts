@@ -16,6 +16,8 @@ export interface RuleDecision {
   decision: Decision
   /** Counted, but a denial only logs "would deny". */
   shadow?: boolean
+  /** The limit key charged. */
+  key?: string
 }
 
 /** A header name and value. */
@@ -81,6 +83,9 @@ export function rateLimitHeaders(
   }
   if (mode === 'ietf' || mode === 'both') {
     const policies = decisions.map(({ rule, policy }) => {
+      // Draft-10's quota unit for a limit on requests in flight; it has no window.
+      if (policy.algorithm === 'concurrency')
+        return `${sfString(rule.id)};q=${policy.limit};qu="concurrent-requests"`
       const { quota, windowSeconds } = advertisedQuota(policy)
       return `${sfString(rule.id)};q=${quota};w=${windowSeconds}`
     })

@@ -9,11 +9,19 @@ import { LimiterUnavailableError, BadRequestError } from '../errors'
 import type { LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import { planRequest, type Check, type Plan, type Rule, type RuleSet } from '../rules'
-import { chargeAll } from './charge'
+import { chargeAll, releaseSlots } from './charge'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
 import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
-import { badRequest, forbidden, tooManyRequests, unavailable, withHeaders } from './responses'
+import {
+  badRequest,
+  forbidden,
+  queueTimeout,
+  releaseWhenDone,
+  tooManyRequests,
+  unavailable,
+  withHeaders,
+} from './responses'
 import { readSettings, type HeaderMode, type SettingsVars } from './settings'
 
 /** The bindings the middleware reads by default. */
@@ -137,7 +145,11 @@ export const rateLimit = (
       plan.checks,
       timeoutMs
     )
-    if (failedClosed.length > 0) return unavailable(failedClosed)
+    const release = () => releaseSlots(namespace, decisions, timeoutMs)
+    if (failedClosed.length > 0) {
+      waitUntil(c, release())
+      return unavailable(failedClosed)
+    }
     c.set('rateLimit', { decisions, unenforced })
     const shown = ruleSet.shadowHeaders ? decisions : decisions.filter(({ shadow }) => !shadow)
     const headers = rateLimitHeaders(shown, Date.now(), headerMode)
@@ -154,6 +166,11 @@ export const rateLimit = (
         })
     }
     if (denied.length > 0) {
+      waitUntil(c, release())
+      const waitedOut = denied.filter(
+        ({ decision }) => (decision as { timedOut?: boolean }).timedOut
+      )
+      if (waitedOut.length === denied.length) return withHeaders(queueTimeout(waitedOut), headers)
       const retryAfterMs = Math.max(...denied.map(({ decision }) => decision.retryAfterMs))
       const response = options.onLimited
         ? await options.onLimited(c, denied, retryAfterMs)
@@ -176,7 +193,12 @@ export const rateLimit = (
     }
 
     await next()
-    const response = withHeaders(c.res, headers)
+    // Concurrency slots are held until the origin's response body has been sent (or failed).
+    const holdsSlots = decisions.some(({ decision }) => decision.leaseId !== undefined)
+    const withOurs = withHeaders(c.res, headers)
+    const response = holdsSlots
+      ? releaseWhenDone(withOurs, release, (p) => waitUntil(c, p))
+      : withOurs
     // Hono's setter would copy the old response's headers over ours; clearing it first prevents that.
     c.res = undefined
     c.res = response

@@ -80,3 +80,41 @@ export function withHeaders(response: Response, headers: readonly HeaderEntry[])
   }
   return copy
 }
+
+/** The 504 of a request that waited in a concurrency queue past the rule's `maxWait`. */
+export function queueTimeout(waited: RuleDecision[]): Response {
+  const rules = waited.map(({ rule }) => rule.id)
+  return problemResponse({
+    title: 'Gateway Timeout',
+    status: 504,
+    detail: `The request waited for a free slot (${rules.map((id) => `"${id}"`).join(', ')}) longer than allowed.`,
+    rules,
+  })
+}
+
+/**
+ * The response, with `release` run once its body has been fully sent, has failed, or was
+ * cancelled (right away when there is no body, or for a WebSocket upgrade).
+ *
+ * @param response - what goes back to the client
+ * @param release - frees what the request held
+ * @param keepAlive - keeps the release running past the response (`ctx.waitUntil`)
+ */
+export function releaseWhenDone(
+  response: Response,
+  release: () => Promise<void>,
+  keepAlive: (promise: Promise<unknown>) => void
+): Response {
+  if (!response.body || response.status === 101 || response.webSocket) {
+    keepAlive(release())
+    return response
+  }
+  const { readable, writable } = new TransformStream()
+  keepAlive(
+    response.body
+      .pipeTo(writable)
+      .catch(() => {})
+      .then(release)
+  )
+  return new Response(readable, response)
+}

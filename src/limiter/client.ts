@@ -3,7 +3,7 @@
  * The only way into the Durable Objects: naming, timeouts, retries, errors and the fail
  * policy all live here, so caching and hot-key leasing can be added in one place later.
  */
-import type { Policy } from '../algorithms'
+import type { ConcurrencyPolicy, Policy } from '../algorithms'
 import { LimiterUnavailableError, type UnavailableReason } from '../errors'
 import type { Decision, FailMode } from '../types'
 import { objectName } from './object-name'
@@ -48,9 +48,18 @@ export async function limit(
   call: LimitCall,
   timeoutMs: number
 ): Promise<LimitResult> {
+  return limitWith(call, timeoutMs, (name) => consumeWithRetry(namespace, name, call))
+}
+
+/** Asks the key's object through `ask`, within `timeoutMs`, applying the call's fail mode. */
+async function limitWith<D extends Decision>(
+  call: LimitCall,
+  timeoutMs: number,
+  ask: (name: string) => Promise<D>
+): Promise<{ enforced: true; decision: D } | { enforced: false; reason: UnavailableReason }> {
   try {
     const name = await objectName(call.ruleId, call.key)
-    const decision = await withTimeout(consumeWithRetry(namespace, name, call), timeoutMs)
+    const decision = await withTimeout(ask(name), timeoutMs)
     return { enforced: true, decision }
   } catch (error) {
     const unavailable =
@@ -128,6 +137,55 @@ export async function resetKey(
     withRetry(() => namespace.getByName(name).reset()),
     timeoutMs
   ).catch(toUnavailable)
+}
+
+/**
+ * Takes a concurrency slot for a request, waiting in the key's queue if need be. The answer
+ * may take up to the policy's `maxWaitMs`, on top of `timeoutMs`. Failures follow `failMode`
+ * like {@link limit}.
+ *
+ * @param namespace - the `LIMITER` binding
+ * @param call - the key, concurrency policy and fail mode
+ * @param timeoutMs - the longest wait for the object beyond the queue wait
+ * @returns the decision; `timedOut` when the queue wait ran out
+ */
+export async function acquireSlot(
+  namespace: LimiterNamespace,
+  call: LimitCall & { policy: ConcurrencyPolicy },
+  timeoutMs: number
+) {
+  // Not retried: a queued acquire that reached the object may already hold a slot.
+  return limitWith(call, timeoutMs + call.policy.maxWaitMs, (name) =>
+    namespace.getByName(name).acquire(call.policy)
+  )
+}
+
+/**
+ * Frees a concurrency slot. Never throws: a release that fails is covered by the lease expiry.
+ *
+ * @param namespace - the `LIMITER` binding
+ * @param call - the key and concurrency policy
+ * @param leaseId - from the acquiring decision
+ * @param timeoutMs - the longest wait
+ */
+export async function releaseSlot(
+  namespace: LimiterNamespace,
+  call: Pick<LimitCall, 'ruleId' | 'key'> & { policy: ConcurrencyPolicy },
+  leaseId: string,
+  timeoutMs: number
+): Promise<void> {
+  try {
+    const name = await objectName(call.ruleId, call.key)
+    await withTimeout(namespace.getByName(name).release(call.policy, leaseId), timeoutMs)
+  } catch (error) {
+    console.warn(
+      JSON.stringify({
+        event: 'concurrency-release-failed',
+        rule: call.ruleId,
+        error: String(error),
+      })
+    )
+  }
 }
 
 function toUnavailable(error: unknown): never {

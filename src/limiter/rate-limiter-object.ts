@@ -4,7 +4,15 @@
  * it knows nothing about rules; the policy arrives with every call.
  */
 import { DurableObject } from 'cloudflare:workers'
-import { consumeKey, keyStateExpiresAtMs, type KeyState, type Policy } from '../algorithms'
+import {
+  consumeKey,
+  keyStateExpiresAtMs,
+  releaseLease,
+  type ConcurrencyPolicy,
+  type ConcurrencyState,
+  type KeyState,
+  type Policy,
+} from '../algorithms'
 import type { Decision } from '../types'
 
 /** The stored record: the algorithm's state plus what it was computed under. */
@@ -27,6 +35,8 @@ const STATE_KEY = 'state'
 export class RateLimiterObject extends DurableObject<Env> {
   /** The alarm this instance has armed, if it knows of one. */
   #alarmAtMs: number | undefined
+  /** Requests waiting for a concurrency slot, first come first served. */
+  #waiters: (() => void)[] = []
 
   /**
    * Takes `cost` units under `policy` and reports the decision.
@@ -38,24 +48,73 @@ export class RateLimiterObject extends DurableObject<Env> {
     // One clock read per call: in production Date.now() is frozen while this runs anyway.
     const nowMs = Date.now()
     // No await between the read and the write: the input gate makes this atomic per key.
-    const kv = this.ctx.storage.kv
-    const stored = kv.get<StoredState>(STATE_KEY)
-    const current =
-      stored && stored.algorithm === policy.algorithm && stored.periodMs === policy.periodMs
-        ? stored.state
-        : undefined
+    const current = this.#read(policy)
     const { state, decision } = consumeKey(current, policy, nowMs, cost)
-    if (state !== undefined && state !== current) {
-      const expiresAtMs = keyStateExpiresAtMs(state, policy)
-      kv.put<StoredState>(STATE_KEY, {
-        algorithm: policy.algorithm,
-        periodMs: policy.periodMs,
-        state,
-        expiresAtMs,
-      })
-      this.#armAlarm(expiresAtMs)
-    }
+    if (state !== undefined && state !== current) this.#write(policy, state)
     return decision
+  }
+
+  /**
+   * Takes a concurrency slot, waiting in the queue (FIFO, at most `queue` waiters, at most
+   * `maxWaitMs`) when none is free. Resolves the decision; `timedOut` when the wait ran out.
+   *
+   * @param policy - the concurrency limit
+   */
+  async acquire(policy: ConcurrencyPolicy): Promise<Decision & { timedOut?: boolean }> {
+    const deadline = Date.now() + policy.maxWaitMs
+    let decision = this.consume(policy, 1)
+    if (decision.allowed || this.#waiters.length >= policy.queue) return decision
+    for (;;) {
+      const left = deadline - Date.now()
+      if (left <= 0) return { ...decision, timedOut: true }
+      // Woken by a release, or at the earliest lease expiry (a Worker that died), or at the deadline.
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer)
+          const at = this.#waiters.indexOf(done)
+          if (at >= 0) this.#waiters.splice(at, 1)
+          resolve()
+        }
+        const timer = setTimeout(done, Math.min(left, decision.retryAfterMs))
+        this.#waiters.push(done)
+      })
+      decision = this.consume(policy, 1)
+      if (decision.allowed) return decision
+    }
+  }
+
+  /**
+   * Frees a concurrency slot and wakes the first waiter.
+   *
+   * @param policy - the concurrency limit the lease was taken under
+   * @param leaseId - from the acquiring decision
+   */
+  release(policy: ConcurrencyPolicy, leaseId: string): void {
+    const current = this.#read(policy)
+    if (current?.state)
+      this.#write(policy, {
+        ...current,
+        state: releaseLease(current.state as ConcurrencyState, leaseId),
+      })
+    this.#waiters.shift()?.()
+  }
+
+  #read(policy: Policy): KeyState | undefined {
+    const stored = this.ctx.storage.kv.get<StoredState>(STATE_KEY)
+    return stored && stored.algorithm === policy.algorithm && stored.periodMs === policy.periodMs
+      ? stored.state
+      : undefined
+  }
+
+  #write(policy: Policy, state: KeyState): void {
+    const expiresAtMs = keyStateExpiresAtMs(state, policy)
+    this.ctx.storage.kv.put<StoredState>(STATE_KEY, {
+      algorithm: policy.algorithm,
+      periodMs: policy.periodMs,
+      state,
+      expiresAtMs,
+    })
+    this.#armAlarm(expiresAtMs)
   }
 
   /** Forgets the key's state. */
@@ -82,7 +141,9 @@ export class RateLimiterObject extends DurableObject<Env> {
    * period instead of one per request. An alarm that fires early finds the newer expiry in
    * storage and re-arms.
    */
-  #armAlarm(atMs: number): void {
+  #armAlarm(expiresAtMs: number): void {
+    // State that is already idle (e.g. every slot released) is deleted by an alarm right away.
+    const atMs = Math.max(expiresAtMs, Date.now() + 1)
     if (this.#alarmAtMs !== undefined && this.#alarmAtMs <= atMs) return
     this.#alarmAtMs = atMs
     void this.ctx.storage.setAlarm(atMs)

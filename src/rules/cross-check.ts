@@ -37,6 +37,8 @@ export function crossCheck(rules: RuleInput[]): string[] {
           `${at}.maxWait: a shaped request may wait at most 60s (set maxWait, or a shorter period)`
         )
     }
+    if (rule.algorithm === 'concurrency' && rule.maxWait > MAX_SHAPER_WAIT_MS)
+      problems.push(`${at}.maxWait: a queued request may wait at most 60s`)
     if (rule.algorithm === 'sliding-log' && rule.tiers) {
       for (const [tier, limit] of Object.entries(rule.tiers.limits)) {
         if (limit > MAX_SLIDING_LOG_LIMIT)

@@ -150,7 +150,10 @@ function compileRule(input: RuleInput): Rule {
     key: Object.freeze(input.key.map(compileKeyPart)),
     policy: Object.freeze(policy),
     failMode: input.failMode,
-    summary: `${input.limit} requests per ${formatDuration(input.period)}`,
+    summary:
+      input.algorithm === 'concurrency'
+        ? `${input.limit} requests in flight`
+        : `${input.limit} requests per ${formatDuration(input.period)}`,
     cost: input.cost ?? 1,
     shadow: input.shadow,
     replaces: Object.freeze(input.replaces ?? []),
@@ -161,6 +164,10 @@ function compileRule(input: RuleInput): Rule {
 
 /** The policy as the Durable Object runs it (durations in ms, defaults filled in). */
 function basePolicy(input: RuleInput): Policy {
+  if (input.algorithm === 'concurrency') {
+    const { limit, queue, maxWait, lease } = input
+    return { algorithm: 'concurrency', limit, periodMs: lease, queue, maxWaitMs: maxWait }
+  }
   const { limit, period: periodMs } = input
   switch (input.algorithm) {
     case 'token-bucket':

@@ -28,7 +28,7 @@ export const MAX_LIMIT = 1_000_000_000
 
 /** The algorithms a rule may name, for messages. */
 const ALGORITHM_LIST =
-  '"sliding-window", "token-bucket", "fixed-window", "sliding-log", "gcra", "leaky-bucket"'
+  '"sliding-window", "token-bucket", "fixed-window", "sliding-log", "gcra", "leaky-bucket", "concurrency"'
 
 /** HTTP methods a rule may match. */
 export const METHODS = [
@@ -124,6 +124,9 @@ const common = {
   ),
 }
 
+// A concurrency limit counts requests in flight, not per period.
+const { period: _period, ...withoutPeriod } = common
+
 const algorithm = <N extends string>(name: N) =>
   v.literal(
     name,
@@ -153,6 +156,16 @@ export const RuleSchema = v.variant(
     ),
     v.strictObject(
       { ...common, algorithm: algorithm('gcra'), burst: v.optional(wholeNumber(MAX_LIMIT)) },
+      objectMessage('a rule object')
+    ),
+    v.strictObject(
+      {
+        ...withoutPeriod,
+        algorithm: algorithm('concurrency'),
+        queue: v.optional(wholeNumber(MAX_LIMIT, 0), 0),
+        maxWait: v.optional(duration, 10_000),
+        lease: v.optional(duration, 60_000),
+      },
       objectMessage('a rule object')
     ),
     v.strictObject(

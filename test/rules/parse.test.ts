@@ -117,7 +117,7 @@ describe('parseRules', () => {
     ],
     [
       { algorithm: 'leaky' },
-      'rules[0].algorithm: "leaky" is not an algorithm (use one of "sliding-window", "token-bucket", "fixed-window", "sliding-log", "gcra", "leaky-bucket")',
+      'rules[0].algorithm: "leaky" is not an algorithm (use one of "sliding-window", "token-bucket", "fixed-window", "sliding-log", "gcra", "leaky-bucket", "concurrency")',
     ],
     [{ burst: 5 }, 'rules[0]: unknown field "burst"'],
     [{ key: ['ip', 'ip'] }, 'rules[0].key: has a key part twice'],
@@ -166,7 +166,7 @@ describe('parseRules', () => {
       problems({ version: 1, rules: [{ id: 'a', key: [], algorithm: 'token-bucket', period: 1 }] })
     ).toEqual(['rules[0].limit: is required'])
     expect(problems({ version: 1, rules: [{ id: 'a', key: [], limit: 1, period: 1 }] })).toEqual([
-      'rules[0].algorithm: is required (use one of "sliding-window", "token-bucket", "fixed-window", "sliding-log", "gcra", "leaky-bucket")',
+      'rules[0].algorithm: is required (use one of "sliding-window", "token-bucket", "fixed-window", "sliding-log", "gcra", "leaky-bucket", "concurrency")',
     ])
     expect(problems({ version: 2, rules: [] })).toEqual([
       'version: 2 is not a supported version (use 1)',
