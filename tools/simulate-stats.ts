@@ -4,9 +4,9 @@
  * Pure.
  */
 
-/** The CSV header, seed 004's columns with the second in front. */
+/** The CSV header: seed 004's columns; row n is second n of the run. */
 export const CSV_HEADER =
-  'Second,TotalRequests,SuccessRequests,FailRequests,ExecutedRequests,AverageExecuteTime'
+  'TotalRequests,SuccessRequests,FailRequests,ExecutedRequests,AverageExecuteTime'
 
 /** One second of a run. Counts are requests, not units. */
 export interface SecondRow {
@@ -92,7 +92,7 @@ export function secondsSpanned(times: readonly number[], runs: readonly Outcomes
  */
 export function toCsv(rows: readonly SecondRow[]): string {
   const lines = rows.map((r) =>
-    [r.second, r.total, r.success, r.fail, r.executed, round2(r.averageExecuteMs)].join(',')
+    [r.total, r.success, r.fail, r.executed, round2(r.averageExecuteMs)].join(',')
   )
   return `${CSV_HEADER}\n${lines.join('\n')}\n`
 }
