@@ -42,3 +42,12 @@ npm run -s simulate -- --out "$sim" >/dev/null
 diff -r "$sim" docs/simulation
 echo "npm run simulate reproduces docs/simulation"
 rm -rf "$sim"
+
+# A recorded trace against a rules document, with every decision written out.
+sim=$(mktemp -d)
+npm run -s simulate -- --trace test/fixtures/simulate/trace.csv --rules test/fixtures/simulate/rules.json \
+  --decisions "$sim/decisions.jsonl" --out "$sim" >/dev/null
+expected='{"t":20,"key":"alice","rule":"two-per-second","allowed":false,"remaining":0}'
+grep -qF "$expected" "$sim/decisions.jsonl" || { echo "trace replay decided otherwise" >&2; cat "$sim/decisions.jsonl" >&2; exit 1; }
+echo "npm run simulate --trace --rules --decisions: the third request in a second is denied"
+rm -rf "$sim"
