@@ -1,6 +1,6 @@
 /**
  * @module http/admin-access
- * Admin API helpers: who may call it, and which key a path names.
+ * Helpers of the admin API and `/json`: who may call them, body limits, which key a path names.
  */
 import type { Rule, RuleSet } from '../rules'
 import { clientAddress } from './facts'
@@ -38,13 +38,58 @@ export function keyOf(
  * Compares a presented bearer token with the configured one in constant time: both are hashed
  * first, so neither their contents nor their lengths show in the timing.
  */
-export async function bearerMatches(header: string | undefined, token: string): Promise<boolean> {
+async function bearerMatches(header: string | undefined, token: string): Promise<boolean> {
   const presented = header?.match(/^Bearer\s+(.+)$/i)?.[1] ?? ''
   const digest = (text: string) => crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
   const [a, b] = await Promise.all([digest(presented), digest(token)])
   return crypto.subtle.timingSafeEqual(a, b) && presented !== ''
 }
 
-function problem(status: number, title: string, detail: string): Response {
-  return problemResponse({ status, title, detail })
+/**
+ * A problem+json response, in one call.
+ *
+ * @param status - the HTTP status
+ * @param title - its title
+ * @param detail - what went wrong, for the caller
+ * @param headers - extra headers
+ * @param extra - extension members of the body
+ */
+export function problem(
+  status: number,
+  title: string,
+  detail: string,
+  headers: Record<string, string> = {},
+  extra: Record<string, unknown> = {}
+): Response {
+  return problemResponse({ title, status, detail, ...extra }, headers)
+}
+
+/**
+ * The 401 for a request without `Authorization: Bearer <token>`, or `undefined` if it has it.
+ *
+ * @param header - the request's `Authorization` header
+ * @param token - the `ADMIN_TOKEN` secret
+ */
+export async function requireBearer(
+  header: string | undefined,
+  token: string
+): Promise<Response | undefined> {
+  if (await bearerMatches(header, token)) return undefined
+  return problemResponse(
+    {
+      title: 'Unauthorized',
+      status: 401,
+      detail: 'A valid "Authorization: Bearer <ADMIN_TOKEN>" is required.',
+    },
+    { 'WWW-Authenticate': 'Bearer realm="rate limiter"' }
+  )
+}
+
+/**
+ * The 413 for a body over `maxBytes`.
+ *
+ * @param maxBytes - the limit that was exceeded
+ */
+export function contentTooLarge(maxBytes: number): Response {
+  return problem(413, 'Content Too Large', `The body must be at most ${maxBytes} bytes.`)
 }

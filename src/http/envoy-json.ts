@@ -11,7 +11,8 @@ import { limit, type LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { envoyResponse, parseEnvoyRequest, planEnvoy } from '../rules'
 import type { Decision } from '../types'
-import { bearerMatches } from './admin-access'
+import { contentTooLarge, requireBearer } from './admin-access'
+import { rulesContext } from './context'
 import { readTextCapped } from './body'
 import { problemResponse } from './problem'
 import { readSettings, type SettingsVars } from './settings'
@@ -32,32 +33,13 @@ export function envoyJson(options: {
   return async function envoyJson(c, next) {
     const env = c.env as (SettingsVars & { ADMIN_TOKEN?: string; RULES?: KVNamespace }) | undefined
     const settings = readSettings(env)
-    if (c.req.method !== 'POST' || new URL(c.req.url).pathname !== settings.decisionPath)
-      return next()
-    const ruleSet = await options.source.get({
-      kv: env?.RULES,
-      refreshMs: settings.rulesRefreshMs,
-      waitUntil: () => {},
-    })
+    if (c.req.method !== 'POST' || c.req.path !== settings.decisionPath) return next()
+    const ruleSet = await options.source.get(rulesContext(c, settings))
     if (ruleSet.domains.size === 0 || !env?.ADMIN_TOKEN) return next()
-    if (!(await bearerMatches(c.req.header('authorization'), env.ADMIN_TOKEN))) {
-      return problemResponse(
-        {
-          title: 'Unauthorized',
-          status: 401,
-          detail: 'A valid "Authorization: Bearer <ADMIN_TOKEN>" is required.',
-        },
-        { 'WWW-Authenticate': 'Bearer realm="rate limiter"' }
-      )
-    }
+    const refused = await requireBearer(c.req.header('authorization'), env.ADMIN_TOKEN)
+    if (refused) return refused
     const text = await readTextCapped(c.req.raw, MAX_BODY_BYTES)
-    if (text === undefined) {
-      return problemResponse({
-        title: 'Content Too Large',
-        status: 413,
-        detail: `The body must be at most ${MAX_BODY_BYTES} bytes.`,
-      })
-    }
+    if (text === undefined) return contentTooLarge(MAX_BODY_BYTES)
     let request
     try {
       request = parseEnvoyRequest(JSON.parse(text))

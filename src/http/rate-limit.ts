@@ -10,6 +10,7 @@ import type { LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import { planRequest, type Check, type Plan, type Rule, type RuleSet } from '../rules'
 import { chargeAll, releaseSlots } from './charge'
+import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
 import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
@@ -104,11 +105,7 @@ export const rateLimit = (
     const settings = readSettings(c.env)
     const headerMode = options.headers ?? settings.headers
     const timeoutMs = options.timeoutMs ?? settings.limiterTimeoutMs
-    const ruleSet = await source.get({
-      kv: c.env?.RULES,
-      refreshMs: settings.rulesRefreshMs,
-      waitUntil: (promise) => waitUntil(c, promise),
-    })
+    const ruleSet = await source.get(rulesContext(c, settings))
     const facts = requestFacts(c.req.raw)
     if (ruleSet.jwt) {
       const claims = await verifiedClaims(c.req.raw, ruleSet.jwt, c.env)
@@ -203,15 +200,6 @@ export const rateLimit = (
     c.res = undefined
     c.res = response
   })
-}
-
-/** `c.executionCtx` throws where there is none (e.g. `app.request()` in a test); then just run. */
-function waitUntil(c: Context, promise: Promise<unknown>): void {
-  try {
-    c.executionCtx.waitUntil(promise)
-  } catch {
-    promise.catch(() => {})
-  }
 }
 
 function toSource(rules: RuleSet | RulesSource): RulesSource {

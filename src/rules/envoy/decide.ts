@@ -9,10 +9,7 @@ import type { Decision } from '../../types'
 import type { EnvoyDomains, EnvoyLimit } from './config'
 import { findLimit } from './limits'
 import type { EnvoyRequest } from './request'
-import { UNIT_SECONDS } from './units'
-
-/** envoyproxy/ratelimit's "no limit" remaining, for unlimited descriptors. */
-const MAX_UINT32 = 4_294_967_295
+import { UNIT_SECONDS, MAX_UINT32 } from './units'
 
 /** One counter to charge. */
 export interface EnvoyCheck {

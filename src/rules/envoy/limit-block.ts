@@ -4,10 +4,9 @@
  */
 import type { AlgorithmName } from '../../algorithms'
 import type { EnvoyLimit } from './config'
-import { parseUnit } from './units'
+import { parseUnit, MAX_UINT32 } from './units'
 
 const ALGORITHMS: readonly AlgorithmName[] = ['fixed-window', 'sliding-window', 'token-bucket']
-const MAX_UINT32 = 4_294_967_295
 
 type Raw = Record<string, unknown>
 

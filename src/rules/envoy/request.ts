@@ -5,7 +5,7 @@
  */
 import { BadRequestError } from '../../errors'
 import type { EnvoyEntry } from './limits'
-import { parseUnit, UNIT_NUMBERS, type EnvoyUnit } from './units'
+import { parseUnit, UNIT_NUMBERS, type EnvoyUnit, MAX_UINT32 } from './units'
 
 /** One descriptor of a request. */
 export interface EnvoyDescriptor {
@@ -38,7 +38,7 @@ export function parseEnvoyRequest(input: unknown): EnvoyRequest {
   if (!Array.isArray(list)) fail('descriptors', 'descriptors must be a list')
   if (list.length === 0) fail('descriptors', 'rate limit descriptor list must not be empty')
   // A request-level hits_addend of 0 (the proto default) means 1, as envoyproxy/ratelimit reads it.
-  const requestHits = Math.max(1, integer(request.hits_addend ?? 0, 'hits_addend', 4_294_967_295))
+  const requestHits = Math.max(1, integer(request.hits_addend ?? 0, 'hits_addend', MAX_UINT32))
   const descriptors = list.map((raw: unknown, i) => {
     const at = `descriptors[${i}]`
     const d = fields(raw, at, ['entries', 'limit', 'hits_addend'])
@@ -67,7 +67,7 @@ export function parseEnvoyRequest(input: unknown): EnvoyRequest {
         requestsPerUnit: integer(
           limit.requests_per_unit ?? 0,
           `${at}.limit.requests_per_unit`,
-          4_294_967_295
+          MAX_UINT32
         ),
         unit,
       }

@@ -38,3 +38,6 @@ export function parseUnit(value: unknown): EnvoyUnit | undefined {
   const unit = value.toUpperCase()
   return unit in UNIT_SECONDS ? (unit as EnvoyUnit) : undefined
 }
+
+/** The largest protobuf uint32: Envoy's bound for counts, and its "no limit" remaining. */
+export const MAX_UINT32 = 4_294_967_295
