@@ -108,12 +108,13 @@ export async function explain(
         ...(decision.allowed ? {} : { retryAfterMs: decision.retryAfterMs }),
       })
     } else {
-      const absent = limitKey(rule, facts) === undefined
-      rules.push({
-        rule: rule.id,
-        applies: false,
-        why: absent ? 'a key part is absent' : 'replaced by another rule',
-      })
+      // A rule in shadow that could not read the request is skipped, not refused.
+      const why = plan.unreadable?.includes(rule.id)
+        ? 'the request is ambiguous for it'
+        : limitKey(rule, facts) === undefined
+          ? 'a key part is absent'
+          : 'replaced by another rule'
+      rules.push({ rule: rule.id, applies: false, why })
     }
   }
   const denied = rules.some((r) => r.applies && !r.shadow && r.wouldAllow === false)

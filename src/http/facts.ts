@@ -7,8 +7,19 @@ import { normalizeHost, normalizePath } from '../rules'
 import type { RequestFacts } from '../types'
 
 /**
+ * The `ip` key value shared by every request whose `CF-Connecting-IP` is absent or not an
+ * address (not a possible address, so it collides with no client).
+ */
+export const UNKNOWN_CLIENT = 'unknown'
+
+let warned = false
+
+/**
  * The facts of a request. The client address comes from `CF-Connecting-IP` only: Cloudflare
- * sets it, while `X-Forwarded-For` and `True-Client-IP` can be written by the client.
+ * sets it, while `X-Forwarded-For` and `True-Client-IP` can be written by the client. A request
+ * without a usable address (the library behind a proxy that does not set the header, or a
+ * client that writes it there) is limited as the one shared client {@link UNKNOWN_CLIENT}:
+ * leaving `ip` rules out would let anyone skip them by sending a junk value.
  *
  * @param request - the incoming request
  */
@@ -22,10 +33,23 @@ export function requestFacts(request: Request): RequestFacts {
     query: url.searchParams,
     headers: request.headers,
   }
-  const address = parseAddress(request.headers.get('cf-connecting-ip'))
+  const header = request.headers.get('cf-connecting-ip')
+  const address = parseAddress(header)
   if (address) {
     facts.address = address.toString()
     facts.ip = limitedAddress(address)
+  } else {
+    facts.ip = UNKNOWN_CLIENT
+    if (!warned) {
+      warned = true
+      console.warn(
+        JSON.stringify({
+          event: 'client-address-unknown',
+          header: header === null ? 'absent' : 'invalid',
+          ip: UNKNOWN_CLIENT,
+        })
+      )
+    }
   }
   if (typeof cf?.country === 'string' && cf.country !== '') facts.country = cf.country
   if (typeof cf?.asn === 'number') facts.asn = cf.asn

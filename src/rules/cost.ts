@@ -6,6 +6,7 @@
 import * as v from 'valibot'
 import { BadRequestError } from '../errors'
 import type { RequestFacts } from '../types'
+import { compileField, fieldValue, type Field } from './fields'
 import { headerName, objectMessage, show, wholeNumber, type Issue } from './schema-parts'
 
 /** The largest cost a rule may charge. */
@@ -28,8 +29,19 @@ export const CostSchema = v.union(
     `${show(i.input)} is not a cost (use a whole number, or { "header": "<name>", "max": <n> })`
 )
 
-/** A compiled cost: a constant, or a header to read. */
-export type Cost = number | { header: string; max: number; default: number }
+/** A compiled cost: a constant, or a header to read (under any of its spellings). */
+export type Cost = number | { header: Field; max: number; default: number }
+
+/**
+ * Compiles a validated cost.
+ *
+ * @param input - the validated `cost`, if the rule has one
+ */
+export function compileCost(input: v.InferOutput<typeof CostSchema> | undefined): Cost {
+  if (input === undefined) return 1
+  if (typeof input === 'number') return input
+  return { header: compileField('header', input.header), max: input.max, default: input.default }
+}
 
 const WHOLE = /^[0-9]+$/
 
@@ -38,18 +50,18 @@ const WHOLE = /^[0-9]+$/
  *
  * @param cost - the rule's compiled cost
  * @param facts - the request
- * @throws {BadRequestError} when the header holds anything but a whole number from 1 to `max`:
- *   a bad value is refused, never charged as 0 or as the default
+ * @throws {BadRequestError} when the header holds anything but a whole number from 1 to `max`
+ *   (or two spellings of it differ): a bad value is refused, never charged as 0 or the default
  */
 export function requestCost(cost: Cost, facts: RequestFacts): number {
   if (typeof cost === 'number') return cost
-  const value = facts.headers.get(cost.header)
-  if (value === null) return cost.default
+  const value = fieldValue(cost.header, facts, true)
+  if (value === undefined) return cost.default
   const units = WHOLE.test(value) ? Number(value) : Number.NaN
   if (!(units >= 1 && units <= cost.max)) {
     throw new BadRequestError(
-      `header:${cost.header}`,
-      `The ${cost.header} header must be a whole number from 1 to ${cost.max}, not ${show(value)}.`
+      `header:${cost.header.name}`,
+      `The ${cost.header.name} header must be a whole number from 1 to ${cost.max}, not ${show(value)}.`
     )
   }
   return units

@@ -3,6 +3,7 @@
  * Checks that span fields or rules, which a schema of single fields cannot express.
  */
 import { MAX_SLIDING_LOG_LIMIT } from '../algorithms'
+import { foldHeaderName, foldQueryName } from './fields'
 import type { RuleInput } from './schema'
 
 /** The longest a shaped request may be held: a Worker invocation should not wait longer. */
@@ -11,7 +12,8 @@ export const MAX_SHAPER_WAIT_MS = 60_000
 /**
  * Every cross-field problem of the rules, each with the path of the bad field: duplicate ids,
  * `replaces` naming itself, nothing, or forming a cycle (rules that replace each other would
- * leave a request matching both unlimited), tier limits a sliding log cannot hold, a cost header
+ * leave a request matching both unlimited) or keyed on a value the client chooses freely (see
+ * {@link untrustedKeyPart}), tier limits a sliding log cannot hold, a cost header
  * default above its max, a constant cost no request can ever pay, and shaper-only fields.
  *
  * @param rules - the rules after schema validation
@@ -59,6 +61,15 @@ export function crossCheck(rules: RuleInput[]): string[] {
       else if (!firstIndex.has(id))
         problems.push(`${at}.replaces[${i}]: no rule has the id ${JSON.stringify(id)}`)
     })
+    if (rule.replaces) {
+      for (const part of rule.key) {
+        const fix = untrustedKeyPart(part, rule.match)
+        if (fix)
+          problems.push(
+            `${at}.replaces: the key part ${JSON.stringify(part)} is chosen by the client, who could invent values to escape ${rule.replaces.map((id) => JSON.stringify(id)).join(', ')}; ${fix}, or key on ip, cf:country, cf:asn or claim:<name>`
+          )
+      }
+    }
   })
   const cycle = replacesCycle(rules)
   if (cycle)
@@ -66,6 +77,42 @@ export function crossCheck(rules: RuleInput[]): string[] {
       `rules[${firstIndex.get(cycle[0]!)}].replaces: ${cycle.join(' → ')} replace each other in a cycle`
     )
   return problems
+}
+
+/**
+ * Why a key part cannot let a rule replace others: a replacing rule drops the rules it replaces
+ * for every request it applies to, so if the client can pick its key value freely, each new
+ * value (`x-api-key: junk1`, `junk2`, …) would be a fresh counter AND no generic counter. A part
+ * is trusted when the client cannot choose it (`ip`, `cf:*`, a verified `claim:`), or when
+ * `match` lists the values it may take.
+ *
+ * @returns how to fix it, or `undefined` when the part is trusted
+ */
+export function untrustedKeyPart(part: string, match: RuleInput['match']): string | undefined {
+  if (part.startsWith('header:')) {
+    const name = foldHeaderName(part.slice(7))
+    const listed = Object.keys(match?.headers ?? {}).some((h) => foldHeaderName(h) === name)
+    return listed ? undefined : `list its accepted values in match.headers`
+  }
+  if (part.startsWith('query:')) {
+    const name = foldQueryName(part.slice(6))
+    const listed = Object.keys(match?.query ?? {}).some((q) => foldQueryName(q) === name)
+    return listed ? undefined : `list its accepted values in match.query`
+  }
+  switch (part) {
+    case 'method':
+      return match?.methods ? undefined : 'list the methods in match.methods'
+    case 'host': {
+      const hosts = match?.host === undefined ? [] : [match.host].flat()
+      return hosts.length > 0 && hosts.every((h) => !h.includes('*'))
+        ? undefined
+        : 'list exact host names (no "*") in match.host'
+    }
+    case 'path':
+      return 'drop it from the key'
+    default:
+      return undefined
+  }
 }
 
 /** A cycle in the `replaces` graph, as ids from its first rule back to it, if there is one. */

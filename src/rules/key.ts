@@ -2,8 +2,8 @@
  * @module rules/key
  * Limit keys: which counter a request is charged to.
  */
-import { BadRequestError } from '../errors'
 import type { RequestFacts } from '../types'
+import { fieldValue } from './fields'
 import type { KeyPart, Rule } from './parse'
 
 /**
@@ -11,6 +11,7 @@ import type { KeyPart, Rule } from './parse'
  *
  * @param part - the compiled key part
  * @param facts - the request
+ * @throws {BadRequestError} when a header or query parameter is ambiguous (see `fieldValue`)
  */
 export function keyPartValue(part: KeyPart, facts: RequestFacts): string | undefined {
   switch (part.kind) {
@@ -26,38 +27,19 @@ export function keyPartValue(part: KeyPart, facts: RequestFacts): string | undef
       return facts.country
     case 'asn':
       return facts.asn === undefined ? undefined : String(facts.asn)
+    case 'claim':
+      return claimValue(facts.claims?.[part.name])
     case 'header':
-      return firstHeaderValue(facts.headers.get(part.name))
     case 'query':
-      return onlyQueryValue(part.name, facts.query.getAll(part.name))
+      return fieldValue(part, facts)
   }
 }
 
-/**
- * A repeated header arrives joined with ", ". Keying on the whole string would let a client mint
- * a new key per request (`x-api-key: REAL` plus `x-api-key: junk1`, `junk2`, …) while an origin
- * that reads the first value still sees REAL; so the key is the first value.
- */
-function firstHeaderValue(value: string | null): string | undefined {
-  if (value === null) return undefined
-  const comma = value.indexOf(',')
-  return comma === -1 ? value : value.slice(0, comma).trim()
-}
-
-/**
- * Servers disagree on which of several values of a parameter counts (first, last, all), so a
- * repeated keyed parameter cannot be charged safely to any one counter.
- *
- * @throws {BadRequestError} when the parameter appears more than once
- */
-function onlyQueryValue(name: string, values: string[]): string | undefined {
-  if (values.length > 1) {
-    throw new BadRequestError(
-      `query:${name}`,
-      `The query parameter ${JSON.stringify(name)} appears ${values.length} times; a rate-limit key needs exactly one value.`
-    )
-  }
-  return values[0]
+/** A claim as a key value: a string or a number; anything else counts as absent. */
+function claimValue(claim: unknown): string | undefined {
+  if (typeof claim === 'string') return claim
+  if (typeof claim === 'number' && Number.isFinite(claim)) return String(claim)
+  return undefined
 }
 
 /**
@@ -67,7 +49,8 @@ function onlyQueryValue(name: string, values: string[]): string | undefined {
  * @param rule - a rule that matched the request
  * @param facts - the request
  * @returns the key, or `undefined` when a key part is absent: the rule then does not apply
- * @throws {BadRequestError} when a key part's value is ambiguous (a repeated query parameter)
+ * @throws {BadRequestError} when a key part's value is ambiguous (a repeated query parameter,
+ *   or two spellings of a header with different values)
  * @example limitKey(rule, facts) // "api-per-ip|203.0.113.7"
  */
 export function limitKey(rule: Rule, facts: RequestFacts): string | undefined {

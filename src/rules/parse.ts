@@ -6,12 +6,13 @@ import * as v from 'valibot'
 import type { Policy } from '../algorithms'
 import { RuleConfigError } from '../errors'
 import type { FailMode } from '../types'
-import type { Cost } from './cost'
+import { compileCost, type Cost } from './cost'
 import { crossCheck } from './cross-check'
 import { formatDuration } from './duration'
 import { compileGlob, type Glob } from './glob'
 import { normalizeHost } from './host'
 import { compileEnvoy, type EnvoyDomains } from './envoy'
+import { compileField, type Field } from './fields'
 import type { JwtConfig } from './jwt'
 import { compileList, type ListMatcher } from './lists'
 import { compileTiers, type Tiers } from './tiers'
@@ -21,13 +22,16 @@ import { RulesDocumentSchema, show, type RuleInput } from './schema'
 /** A compiled key part: where in the request a piece of the limit key comes from. */
 export type KeyPart =
   | { kind: 'ip' | 'path' | 'method' | 'host' | 'country' | 'asn' }
-  | { kind: 'header' | 'query'; name: string }
+  | { kind: 'claim'; name: string }
+  | Field
 
 /** Compiled `match`: every present condition must hold. */
 export interface Matcher {
   paths?: readonly Glob[]
   methods?: ReadonlySet<string>
   hosts?: readonly Glob[]
+  /** `match.headers` and `match.query`: the request's value must be one of those listed. */
+  fields?: readonly { field: Field; values: ReadonlySet<string> }[]
 }
 
 /** A validated, compiled rule. */
@@ -106,6 +110,10 @@ export function parseRules(input: unknown, source: string): RuleSet {
   document.rules.forEach((rule, index) => {
     if (rule.tiers?.from.startsWith('claim:') && !document.jwt)
       problems.push(`rules[${index}].tiers.from: a claim needs the document's "jwt" settings`)
+    rule.key.forEach((part, i) => {
+      if (part.startsWith('claim:') && !document.jwt)
+        problems.push(`rules[${index}].key[${i}]: a claim needs the document's "jwt" settings`)
+    })
   })
   if (problems.length > 0) throw new RuleConfigError(source, problems)
   const ruleSet: RuleSet = {
@@ -154,7 +162,7 @@ function compileRule(input: RuleInput): Rule {
       input.algorithm === 'concurrency'
         ? `${input.limit} requests in flight`
         : `${input.limit} requests per ${formatDuration(input.period)}`,
-    cost: input.cost ?? 1,
+    cost: compileCost(input.cost),
     shadow: input.shadow,
     replaces: Object.freeze(input.replaces ?? []),
     ...(input.tiers ? { tiers: compileTiers(input.tiers) } : {}),
@@ -197,12 +205,24 @@ function compileMatch(match: RuleInput['match']): Matcher {
   if (match.methods !== undefined) compiled.methods = new Set(match.methods)
   if (match.host !== undefined)
     compiled.hosts = toList(match.host).map((h) => compileGlob(normalizeHost(h)))
+  const fields = [
+    ...Object.entries(match.headers ?? {}).map(([name, values]) => ({
+      field: compileField('header', name),
+      values: new Set(values),
+    })),
+    ...Object.entries(match.query ?? {}).map(([name, values]) => ({
+      field: compileField('query', name),
+      values: new Set(values),
+    })),
+  ]
+  if (fields.length > 0) compiled.fields = fields
   return Object.freeze(compiled)
 }
 
 function compileKeyPart(part: string): KeyPart {
-  if (part.startsWith('header:')) return { kind: 'header', name: part.slice(7).toLowerCase() }
-  if (part.startsWith('query:')) return { kind: 'query', name: part.slice(6) }
+  if (part.startsWith('header:')) return compileField('header', part.slice(7))
+  if (part.startsWith('query:')) return compileField('query', part.slice(6))
+  if (part.startsWith('claim:')) return { kind: 'claim', name: part.slice(6) }
   if (part === 'cf:country') return { kind: 'country' }
   if (part === 'cf:asn') return { kind: 'asn' }
   return { kind: part as 'ip' | 'path' | 'method' | 'host' }

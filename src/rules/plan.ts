@@ -7,7 +7,7 @@ import type { Policy } from '../algorithms'
 import type { RequestFacts } from '../types'
 import { requestCost } from './cost'
 import { limitKey } from './key'
-import { matchRules } from './match'
+import { matches } from './match'
 import type { Rule, RuleSet } from './parse'
 import { tierPolicy } from './tiers'
 
@@ -42,12 +42,13 @@ export type Plan =
 /**
  * Plans a request: the kill switch, then the deny list (which wins over the allow list), then
  * the allow list, then every matching rule whose key parts are present, less those replaced by
- * another applying rule. In shadow mode nothing is refused: deny-list matches and denials are
- * reported instead.
+ * another applying rule. A replacing rule's key is one the client cannot choose freely (the
+ * parser refuses any other), so no invented value can drop a rule that counts the request. In
+ * shadow mode nothing is refused: deny-list matches and denials are reported instead.
  *
  * @param ruleSet - the rules in force
  * @param facts - the request
- * @throws {BadRequestError} when a rule's key or cost cannot be read from the request
+ * @throws {BadRequestError} when a rule's match, key or cost cannot be read unambiguously
  */
 export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
   if (ruleSet.mode === 'off') return { action: 'pass' }
@@ -59,9 +60,11 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
 
   const applying: { rule: Rule; key: string }[] = []
   const unreadable: string[] = []
-  for (const rule of matchRules(ruleSet, facts)) {
+  for (const rule of ruleSet.rules) {
     const shadow = shadowAll || rule.shadow
-    const key = forRule(rule, shadow, unreadable, () => limitKey(rule, facts))
+    const key = forRule(rule, shadow, unreadable, () =>
+      matches(rule.match, facts) ? limitKey(rule, facts) : undefined
+    )
     if (key !== undefined) applying.push({ rule, key })
   }
   const replaced = new Set(applying.flatMap(({ rule }) => rule.replaces))

@@ -12,6 +12,7 @@ import { TiersSchema } from './tiers'
 import {
   duration,
   HEADER_NAME,
+  headerName,
   objectMessage,
   oneOrMany,
   ruleId,
@@ -46,8 +47,8 @@ export const METHODS = [
 /** Key parts that take no argument. */
 const FIXED_KEY_PARTS = ['ip', 'path', 'method', 'host', 'cf:country', 'cf:asn']
 
-/** Key parts a rule may combine, for messages; `header:` and `query:` take a name after the colon. */
-export const KEY_PARTS = [...FIXED_KEY_PARTS, 'header:<name>', 'query:<name>']
+/** Key parts a rule may combine, for messages; `header:`, `query:`, `claim:` take a name. */
+export const KEY_PARTS = [...FIXED_KEY_PARTS, 'header:<name>', 'query:<name>', 'claim:<name>']
 
 const pathPattern = v.pipe(
   text('a path pattern'),
@@ -76,9 +77,16 @@ const keyPart = v.pipe(
     (part) =>
       FIXED_KEY_PARTS.includes(part) ||
       (part.startsWith('header:') && HEADER_NAME.test(part.slice(7))) ||
-      (part.startsWith('query:') && part.length > 6),
+      (part.startsWith('query:') && part.length > 6) ||
+      (part.startsWith('claim:') && part.length > 6),
     (i: Issue) => `${show(i.input)} is not a key part (use ${KEY_PARTS.join(', ')})`
   )
+)
+
+/** A non-empty list of the values a header or query parameter must have. */
+const valueList = v.pipe(
+  v.array(text('a value'), (i: Issue) => `expected a list of values, got ${show(i.input)}`),
+  v.minLength(1, 'must not be empty')
 )
 
 const match = v.strictObject(
@@ -91,6 +99,20 @@ const match = v.strictObject(
       )
     ),
     host: v.optional(oneOrMany(hostPattern, 'a host pattern')),
+    headers: v.optional(
+      v.record(
+        headerName,
+        valueList,
+        (i: Issue) => `expected an object of header names to values, got ${show(i.input)}`
+      )
+    ),
+    query: v.optional(
+      v.record(
+        v.pipe(text('a parameter name'), v.minLength(1, 'must not be empty')),
+        valueList,
+        (i: Issue) => `expected an object of parameter names to values, got ${show(i.input)}`
+      )
+    ),
   },
   objectMessage('an object')
 )

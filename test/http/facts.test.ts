@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { clientAddress, requestFacts } from '../../src/http/facts'
+import { clientAddress, requestFacts, UNKNOWN_CLIENT } from '../../src/http/facts'
 
 describe('clientAddress', () => {
   it.each([
@@ -45,12 +45,22 @@ describe('requestFacts', () => {
     expect(facts.query.get('a')).toBe('1')
   })
 
-  it('has no ip, country or asn when the request does not carry them', () => {
+  it('has no address, country or asn when the request does not carry them', () => {
     const facts = requestFacts(
       new Request('https://example.com/', { headers: { 'x-forwarded-for': '198.51.100.1' } })
     )
-    expect(facts.ip).toBeUndefined()
+    expect(facts.address).toBeUndefined()
     expect(facts.country).toBeUndefined()
     expect(facts.asn).toBeUndefined()
   })
+
+  it.each([null, '', 'not-an-ip', '1.2.3', '203.0.113.7, 10.0.0.1'])(
+    'limits a request whose CF-Connecting-IP is %j as the one shared unknown client',
+    (header) => {
+      const headers = header === null ? undefined : { 'cf-connecting-ip': header }
+      const facts = requestFacts(new Request('https://example.com/', { headers }))
+      expect(facts.ip).toBe(UNKNOWN_CLIENT)
+      expect(facts.address).toBeUndefined()
+    }
+  )
 })

@@ -63,10 +63,21 @@ describe('the Worker with its bundled rules', () => {
     ])
   })
 
-  it('does not apply a rule whose key part is missing: no CF-Connecting-IP, no per-IP limit', async () => {
-    const response = await worker('/api/x', { headers: { 'x-forwarded-for': '198.51.100.4' } })
-    expect(response.status).toBe(200)
-    expect(response.headers.get('RateLimit-Policy')).toBeNull()
+  it('counts every request without a usable CF-Connecting-IP under one shared key', async () => {
+    // Absent, or junk a client wrote because a proxy in front passes the header through.
+    const spellings = [null, '', 'not-an-ip', '1.2.3', '999.1.1.1', '203.0.113.7, 10.0.0.1']
+    const statuses: number[] = []
+    for (let i = 0; i < 12; i++) {
+      const spelling = spellings[i % spellings.length]!
+      const headers: Record<string, string> = { 'x-forwarded-for': `198.51.100.${i}` }
+      if (spelling !== null) headers['cf-connecting-ip'] = spelling
+      const response = await worker('/api/x', { headers })
+      statuses.push(response.status)
+    }
+    expect(statuses).toEqual([...Array(10).fill(200), 429, 429])
+    // A real address is its own client.
+    const real = await worker('/api/x', { headers: { 'cf-connecting-ip': '198.51.100.4' } })
+    expect(real.status).toBe(200)
   })
 
   it('groups IPv6 clients by /64 and counts IPv4-mapped addresses as IPv4', async () => {

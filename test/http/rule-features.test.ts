@@ -163,7 +163,12 @@ describe('overrides', () => {
       rules: document({
         rules: [
           rule('api-per-ip', { limit: 2 }),
-          rule('acme', { key: ['header:x-api-key'], limit: 100, replaces: ['api-per-ip'] }),
+          rule('acme', {
+            match: { headers: { 'x-api-key': ['acme'] } },
+            key: ['header:x-api-key'],
+            limit: 100,
+            replaces: ['api-per-ip'],
+          }),
         ],
       }),
     })
@@ -175,5 +180,43 @@ describe('overrides', () => {
     expect((await send('/x', { ip: '203.0.113.50' })).status).toBe(200)
     expect((await send('/x', { ip: '203.0.113.50' })).status).toBe(200)
     expect((await send('/x', { ip: '203.0.113.50' })).status).toBe(429)
+  })
+
+  it('at the per-IP limit, no invented API key gets through', async () => {
+    const send = client({
+      rules: document({
+        rules: [
+          rule('api-per-ip', { limit: 2 }),
+          rule('acme', {
+            match: { headers: { 'x-api-key': ['acme'] } },
+            key: ['header:x-api-key'],
+            limit: 100,
+            replaces: ['api-per-ip'],
+          }),
+        ],
+      }),
+    })
+    const ip = '203.0.113.51'
+    expect((await send('/x', { ip })).status).toBe(200)
+    expect((await send('/x', { ip })).status).toBe(200)
+    for (let i = 1; i <= 10; i++) {
+      const headers = { 'x-api-key': `junk${i}` }
+      expect((await send('/x', { ip, headers })).status).toBe(429)
+    }
+    // Nor the listed key under a second spelling next to a junk one: the origin may read either.
+    const both = { 'x-api-key': 'junk', x_api_key: 'acme' }
+    expect((await send('/x', { ip, headers: both })).status).toBe(400)
+    expect((await send('/x', { ip, headers: { 'x-api-key': 'acme' } })).status).toBe(200)
+  })
+
+  it('refuses a rules document whose replacing rule is keyed on a value the client invents', () => {
+    expect(() =>
+      document({
+        rules: [
+          rule('api-per-ip'),
+          rule('per-key', { key: ['header:x-api-key'], replaces: ['api-per-ip'] }),
+        ],
+      })
+    ).toThrowError(/rules\[1\]\.replaces: the key part "header:x-api-key" is chosen by the client/)
   })
 })

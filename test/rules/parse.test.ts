@@ -56,7 +56,9 @@ describe('parseRules', () => {
       policy: { algorithm: 'token-bucket', limit: 10, periodMs: 1_000, burst: 20 },
     })
     expect(advertisedQuota(burst!.policy)).toEqual({ quota: 20, windowSeconds: 2 })
-    expect(burst?.key).toEqual([{ kind: 'header', name: 'x-api-key' }])
+    expect(burst?.key).toEqual([
+      { kind: 'header', name: 'x-api-key', folded: 'x-api-key', aliased: true },
+    ])
     expect(Object.isFrozen(ruleSet.rules)).toBe(true)
   })
 
@@ -123,19 +125,19 @@ describe('parseRules', () => {
     [{ key: ['ip', 'ip'] }, 'rules[0].key: has a key part twice'],
     [
       { key: ['cookie'] },
-      'rules[0].key[0]: "cookie" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)',
+      'rules[0].key[0]: "cookie" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>, claim:<name>)',
     ],
     [
       { key: ['header:<name>'] },
-      'rules[0].key[0]: "header:<name>" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)',
+      'rules[0].key[0]: "header:<name>" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>, claim:<name>)',
     ],
     [
       { key: ['query:'] },
-      'rules[0].key[0]: "query:" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)',
+      'rules[0].key[0]: "query:" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>, claim:<name>)',
     ],
     [
       { key: ['header:bad name'] },
-      'rules[0].key[0]: "header:bad name" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>)',
+      'rules[0].key[0]: "header:bad name" is not a key part (use ip, path, method, host, cf:country, cf:asn, header:<name>, query:<name>, claim:<name>)',
     ],
     [
       { id: 'has space' },

@@ -92,7 +92,12 @@ describe('planRequest', () => {
   it('lets a specific rule replace a generic one when both apply', () => {
     const rules = [
       rule('api-per-ip'),
-      rule('big-customer', { key: ['header:x-api-key'], limit: 1000, replaces: ['api-per-ip'] }),
+      rule('big-customer', {
+        match: { headers: { 'x-api-key': ['acme'] } },
+        key: ['header:x-api-key'],
+        limit: 1000,
+        replaces: ['api-per-ip'],
+      }),
     ]
     expect(
       checked(plan({ rules }, facts({ headers: new Headers({ 'x-api-key': 'acme' }) })))
