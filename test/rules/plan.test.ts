@@ -193,6 +193,73 @@ describe('validation of the rule features', () => {
     expect(documentProblems(document)).toEqual([message])
   })
 
+  const replacing = (fields: Record<string, unknown>) => ({
+    jwt: { alg: 'HS256', secret: 'env:JWT_SECRET' },
+    rules: [rule('generic'), rule('specific', { replaces: ['generic'], ...fields })],
+  })
+  const untrusted = (part: string, fix: string) =>
+    `rules[1].replaces: the key part ${JSON.stringify(part)} is chosen by the client, who could invent values to escape "generic"; ${fix}, or key on ip, cf:country, cf:asn or claim:<name>`
+
+  it.each([
+    { key: ['ip'] },
+    { key: [] },
+    { key: ['cf:country', 'cf:asn'] },
+    { key: ['claim:sub'] },
+    { key: ['header:x-api-key'], match: { headers: { x_api_key: ['k1'] } } },
+    { key: ['query:api.key'], match: { query: { api_key: ['k1'] } } },
+    { key: ['method'], match: { methods: ['POST'] } },
+    { key: ['host', 'ip'], match: { host: ['a.example.com', 'b.example.com'] } },
+  ])('lets a rule keyed on values the client cannot invent replace others: %j', (fields) => {
+    expect(() => parseRules({ version: 1, ...replacing(fields) }, 't')).not.toThrow()
+  })
+
+  it.each([
+    [
+      { key: ['header:x-api-key'] },
+      [untrusted('header:x-api-key', 'list its accepted values in match.headers')],
+    ],
+    [
+      { key: ['header:x-api-key'], match: { headers: { 'x-tenant': ['t1'] } } },
+      [untrusted('header:x-api-key', 'list its accepted values in match.headers')],
+    ],
+    [
+      { key: ['query:api_key'] },
+      [untrusted('query:api_key', 'list its accepted values in match.query')],
+    ],
+    [{ key: ['ip', 'path'] }, [untrusted('path', 'drop it from the key')]],
+    [{ key: ['method'] }, [untrusted('method', 'list the methods in match.methods')]],
+    [
+      { key: ['host'], match: { host: '*.example.com' } },
+      [untrusted('host', 'list exact host names (no "*") in match.host')],
+    ],
+    [
+      { key: ['header:x-a', 'query:b'] },
+      [
+        untrusted('header:x-a', 'list its accepted values in match.headers'),
+        untrusted('query:b', 'list its accepted values in match.query'),
+      ],
+    ],
+  ])('refuses a replacing rule keyed on values the client invents: %j', (fields, messages) => {
+    expect(documentProblems(replacing(fields))).toEqual(messages)
+  })
+
+  it('at the per-IP limit, an invented API key never drops the per-IP rule', () => {
+    const rules = [
+      rule('api-per-ip'),
+      rule('acme', {
+        match: { headers: { 'x-api-key': ['acme'] } },
+        key: ['header:x-api-key'],
+        replaces: ['api-per-ip'],
+      }),
+    ]
+    for (const key of ['junk1', 'junk2', 'ACME', 'acme2', 'junk, acme']) {
+      const headers = new Headers({ 'x-api-key': key })
+      expect(checked(plan({ rules }, facts({ headers }))), key).toEqual([['api-per-ip', 1, false]])
+    }
+    const listed = new Headers({ 'x-api-key': 'acme' })
+    expect(checked(plan({ rules }, facts({ headers: listed })))).toEqual([['acme', 1, false]])
+  })
+
   it('matches IPv4-mapped ranges and T1 (Tor) in lists', () => {
     const lists = { deny: { ips: ['::ffff:203.0.113.0/120'], countries: ['t1'] } }
     expect(plan({ rules: [rule('a')], lists })).toEqual({
