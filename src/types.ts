@@ -41,7 +41,10 @@ export interface RequestFacts {
   headers: Headers
   /** The client's address (IPv4-mapped IPv6 as IPv4), when known: what lists match. */
   address?: string
-  /** The client's address grouped for limiting (IPv4, or IPv6 /64), when known: the `ip` key. */
+  /**
+   * The client's address grouped for limiting (IPv4, or IPv6 /64): the `ip` key. `unknown` when
+   * `CF-Connecting-IP` is absent or not an address (see `http/facts.ts`).
+   */
   ip?: string
   /** ISO country code from Cloudflare, when known. */
   country?: string

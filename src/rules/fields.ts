@@ -51,7 +51,10 @@ export function compileField(kind: 'header' | 'query', name: string): Field {
   return { kind, name, folded: foldQueryName(name), aliased: true }
 }
 
-/** Per request: each folded name's spellings and their values, built on first use. */
+/**
+ * Per request: each folded name's spellings and their values, built on first use (an incoming
+ * request's headers are immutable, and its query is parsed once into the facts).
+ */
 const headerIndexes = new WeakMap<Headers, Map<string, [string, string][]>>()
 const queryIndexes = new WeakMap<URLSearchParams, Map<string, [string, string][]>>()
 

@@ -2,9 +2,30 @@
  * @module rules/key
  * Limit keys: which counter a request is charged to.
  */
+import * as v from 'valibot'
 import type { RequestFacts } from '../types'
 import { fieldValue } from './fields'
 import type { KeyPart, Rule } from './parse'
+import { HEADER_NAME, show, text, type Issue } from './schema-parts'
+
+/** Key parts that take no argument. */
+const FIXED_KEY_PARTS = ['ip', 'path', 'method', 'host', 'cf:country', 'cf:asn']
+
+/** Key parts a rule may combine, for messages; `header:`, `query:`, `claim:` take a name. */
+export const KEY_PARTS = [...FIXED_KEY_PARTS, 'header:<name>', 'query:<name>', 'claim:<name>']
+
+/** One key part as written. */
+export const KeyPartSchema = v.pipe(
+  text('a key part'),
+  v.check(
+    (part) =>
+      FIXED_KEY_PARTS.includes(part) ||
+      (part.startsWith('header:') && HEADER_NAME.test(part.slice(7))) ||
+      (part.startsWith('query:') && part.length > 6) ||
+      (part.startsWith('claim:') && part.length > 6),
+    (i: Issue) => `${show(i.input)} is not a key part (use ${KEY_PARTS.join(', ')})`
+  )
+)
 
 /**
  * The value of one key part for a request, or `undefined` if the request lacks it.

@@ -76,3 +76,9 @@ export const headerName = v.pipe(
   v.regex(HEADER_NAME, (i: Issue) => `${show(i.input)} is not a header name`),
   v.transform((name) => name.toLowerCase())
 )
+
+/** A non-empty list of the values a header or query parameter must have. */
+export const valueList = v.pipe(
+  v.array(text('a value'), (i: Issue) => `expected a list of values, got ${show(i.input)}`),
+  v.minLength(1, 'must not be empty')
+)

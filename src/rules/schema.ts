@@ -7,11 +7,11 @@ import * as v from 'valibot'
 import { MAX_SLIDING_LOG_LIMIT } from '../algorithms'
 import { CostSchema } from './cost'
 import { JwtSchema } from './jwt'
+import { KeyPartSchema } from './key'
 import { ListsSchema } from './lists'
 import { TiersSchema } from './tiers'
 import {
   duration,
-  HEADER_NAME,
   headerName,
   objectMessage,
   oneOrMany,
@@ -19,6 +19,7 @@ import {
   show,
   text,
   wholeNumber,
+  valueList,
   type Issue,
 } from './schema-parts'
 
@@ -44,12 +45,6 @@ export const METHODS = [
   'TRACE',
 ]
 
-/** Key parts that take no argument. */
-const FIXED_KEY_PARTS = ['ip', 'path', 'method', 'host', 'cf:country', 'cf:asn']
-
-/** Key parts a rule may combine, for messages; `header:`, `query:`, `claim:` take a name. */
-export const KEY_PARTS = [...FIXED_KEY_PARTS, 'header:<name>', 'query:<name>', 'claim:<name>']
-
 const pathPattern = v.pipe(
   text('a path pattern'),
   v.startsWith('/', (i: Issue) => `${show(i.input)} must start with "/"`),
@@ -69,24 +64,6 @@ const method = v.pipe(
   text('an HTTP method'),
   v.transform((m) => m.toUpperCase()),
   v.picklist(METHODS, (i: Issue) => `${show(i.input)} is not one of ${METHODS.join(', ')}`)
-)
-
-const keyPart = v.pipe(
-  text('a key part'),
-  v.check(
-    (part) =>
-      FIXED_KEY_PARTS.includes(part) ||
-      (part.startsWith('header:') && HEADER_NAME.test(part.slice(7))) ||
-      (part.startsWith('query:') && part.length > 6) ||
-      (part.startsWith('claim:') && part.length > 6),
-    (i: Issue) => `${show(i.input)} is not a key part (use ${KEY_PARTS.join(', ')})`
-  )
-)
-
-/** A non-empty list of the values a header or query parameter must have. */
-const valueList = v.pipe(
-  v.array(text('a value'), (i: Issue) => `expected a list of values, got ${show(i.input)}`),
-  v.minLength(1, 'must not be empty')
 )
 
 const match = v.strictObject(
@@ -122,7 +99,7 @@ const common = {
   description: v.optional(text('a string')),
   match: v.optional(match),
   key: v.pipe(
-    v.array(keyPart, (i: Issue) => `expected a list of key parts, got ${show(i.input)}`),
+    v.array(KeyPartSchema, (i: Issue) => `expected a list of key parts, got ${show(i.input)}`),
     v.check((parts) => new Set(parts).size === parts.length, 'has a key part twice')
   ),
   limit: wholeNumber(MAX_LIMIT),
