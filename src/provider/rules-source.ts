@@ -10,59 +10,15 @@ import {
   LAST_GOOD_KV_KEY,
   metadataFor,
   nextRevision,
+  parseStored,
   readStored,
   RULES_KV_KEY,
   type StoredRules,
 } from './rules-store'
+import type { RulesContext, RulesSource, RulesStatus } from './source'
 
 export { RULES_KV_KEY, LAST_GOOD_KV_KEY } from './rules-store'
-
-/** What a source needs from the request that asks for rules. */
-export interface RulesContext {
-  /** The namespace holding the override, if any. */
-  kv?: KVNamespace | undefined
-  /** How old the isolate's copy may get before it is re-read (ms). */
-  refreshMs: number
-  /** Keeps a background refresh alive past the response. */
-  waitUntil(promise: Promise<unknown>): void
-}
-
-/** Which document is in force, and what was refused. */
-export interface RulesStatus {
-  ruleSet: RuleSet
-  /** The `rules` key, its last-known-good copy, the bundled default, or a fixed rule set. */
-  inForce: 'kv' | 'last-good' | 'bundled' | 'static'
-  /** The revision stamped by the writer; null for the bundled rules or a hand-written value. */
-  revision: number | null
-  updatedAt: string | null
-  /** The `rules` value this isolate refused, while it is still the one it last read. */
-  rejected?: { source: string; revision: number | null; problems: readonly string[] }
-}
-
-/** Anything that can say which rules are in force. */
-export interface RulesSource {
-  /** The rules to apply to this request. */
-  get(context: RulesContext): Promise<RuleSet>
-  /** Which document is in force in this isolate (after `get`). Absent on fixed sources. */
-  status?(): RulesStatus
-  /**
-   * Validates a new document, stores it with the next revision, and puts it in force in this
-   * isolate at once (others follow within their refresh interval plus KV's propagation).
-   * Absent on fixed sources.
-   *
-   * @throws {RuleConfigError} when the document is invalid; nothing changes then
-   */
-  put?(kv: KVNamespace, text: string): Promise<RulesStatus>
-}
-
-/**
- * A fixed rule set: for library use, and for tests.
- *
- * @param ruleSet - the rules, already parsed
- */
-export function staticRules(ruleSet: RuleSet): RulesSource {
-  return { get: () => Promise.resolve(ruleSet) }
-}
+export { staticRules, type RulesContext, type RulesSource, type RulesStatus } from './source'
 
 const SOURCE = `kv:${RULES_KV_KEY}`
 const LAST_GOOD_SOURCE = `kv:${LAST_GOOD_KV_KEY}`
@@ -159,6 +115,7 @@ export class KvRulesSource implements RulesSource {
       log('rules-stale-ignored', { revision: current.revision ?? null, ...this.#inForce() })
       return
     }
+    const moved = this.#seen !== undefined
     this.#see(current)
     const order = current.revision ?? this.#order + 1
     if (current.text === null) {
@@ -166,7 +123,7 @@ export class KvRulesSource implements RulesSource {
       this.#take(this.#bundled(), order)
       return
     }
-    const parsed = parse(current.text, SOURCE)
+    const parsed = parseStored(current.text, SOURCE)
     if (parsed instanceof RuleConfigError) return this.#refuse(kv, current, parsed, generation)
     const revision = current.revision ?? null
     this.#take(
@@ -174,8 +131,10 @@ export class KvRulesSource implements RulesSource {
       order
     )
     log('rules-loaded', this.#inForce())
-    // A hand-written document has no writer that copied it to last-good: this isolate does.
-    if (current.revision === undefined) await this.#copyToLastGood(kv, current.text, order)
+    // A hand-written document has no writer that copied it to last-good: an isolate that saw it
+    // replace another does (a fresh one cannot tell it from a stale copy, so it does not).
+    if (current.revision === undefined && moved)
+      await this.#copyToLastGood(kv, current.text, order, generation)
   }
 
   /** The `rules` value is invalid: keep what is held, unless last-good is newer (or nothing is held). */
@@ -194,7 +153,7 @@ export class KvRulesSource implements RulesSource {
     if (generation !== this.#generation) return
     const newer = !this.#held || (lastGood?.revision ?? 0) > this.#order
     if (lastGood?.text != null && newer) {
-      const parsed = parse(lastGood.text, LAST_GOOD_SOURCE)
+      const parsed = parseStored(lastGood.text, LAST_GOOD_SOURCE)
       if (parsed instanceof RuleConfigError) {
         log('rules-rejected', {
           source: LAST_GOOD_SOURCE,
@@ -217,9 +176,15 @@ export class KvRulesSource implements RulesSource {
     log('rules-rejected', { ...rejected, ...this.#inForce() })
   }
 
-  async #copyToLastGood(kv: KVNamespace, text: string, order: number): Promise<void> {
+  async #copyToLastGood(
+    kv: KVNamespace,
+    text: string,
+    order: number,
+    generation: number
+  ): Promise<void> {
     try {
       const lastGood = await readStored(kv, LAST_GOOD_KV_KEY)
+      if (generation !== this.#generation) return
       if (lastGood.text === text || (lastGood.revision ?? -1) >= order) return
       await kv.put(LAST_GOOD_KV_KEY, text, { metadata: metadataFor(order, this.#now()) })
       log('rules-last-good-written', { revision: order })
@@ -258,16 +223,6 @@ export class KvRulesSource implements RulesSource {
       inForceSource: held.ruleSet.source,
       inForceRevision: held.revision,
     }
-  }
-}
-
-/** Parses a stored document; anything that breaks validation is a refusal, never a crash. */
-function parse(text: string, source: string): RuleSet | RuleConfigError {
-  try {
-    return parseRulesText(text, source)
-  } catch (error) {
-    if (error instanceof RuleConfigError) return error
-    return new RuleConfigError(source, [`(document): could not be validated: ${String(error)}`])
   }
 }
 

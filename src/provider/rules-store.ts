@@ -4,6 +4,8 @@
  * stamps in the key's metadata, and how a writer picks the next revision. Shared by the Worker
  * and `npm run rules -- push`.
  */
+import { RuleConfigError } from '../errors'
+import { parseRulesText, type RuleSet } from '../rules'
 
 /** The KV key operators write: the document meant to be in force. */
 export const RULES_KV_KEY = 'rules'
@@ -81,5 +83,21 @@ export async function readStored(kv: KVNamespace, key: string): Promise<StoredRu
     text: value,
     revision: revisionOf(metadata),
     updatedAt: typeof updatedAt === 'string' ? updatedAt : undefined,
+  }
+}
+
+/**
+ * Validates a stored document. Anything that breaks validation is a refusal, never a crash: a
+ * bad value in KV must leave the rules in force, whatever it does to the parser.
+ *
+ * @param text - the stored value
+ * @param source - names it in problems (`kv:rules`)
+ */
+export function parseStored(text: string, source: string): RuleSet | RuleConfigError {
+  try {
+    return parseRulesText(text, source)
+  } catch (error) {
+    if (error instanceof RuleConfigError) return error
+    return new RuleConfigError(source, [`(document): could not be validated: ${String(error)}`])
   }
 }

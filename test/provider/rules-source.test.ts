@@ -332,6 +332,14 @@ describe('KvRulesSource: last-known-good and revisions', () => {
     expect(ids(await get())).toEqual(['by-hand'])
   })
 
+  it('does not copy a hand-written document to last-good from a fresh isolate', async () => {
+    // A fresh isolate cannot tell an operator's value from KV's stale copy of an older one.
+    await env.RULES.put(RULES_KV_KEY, doc('by-hand'))
+    const { get } = setup()
+    expect(ids(await get())).toEqual(['by-hand'])
+    expect(await env.RULES.get(LAST_GOOD_KV_KEY)).toBeNull()
+  })
+
   it('takes a newer revision', async () => {
     await stamped(RULES_KV_KEY, doc('one'), 100)
     const { get, advance, settle } = setup()
