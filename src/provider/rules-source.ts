@@ -4,7 +4,7 @@
  * a document in Workers KV that each isolate re-reads on an interval.
  */
 import { RuleConfigError } from '../errors'
-import { parseRulesText, type RuleSet } from '../rules'
+import type { RuleSet } from '../rules'
 import {
   KV_STALE_MS,
   LAST_GOOD_KV_KEY,
@@ -81,7 +81,8 @@ export class KvRulesSource implements RulesSource {
 
   /** @inheritdoc */
   async put(kv: KVNamespace, text: string): Promise<RulesStatus> {
-    const ruleSet = parseRulesText(text, SOURCE)
+    const ruleSet = parseStored(text, SOURCE)
+    if (ruleSet instanceof RuleConfigError) throw ruleSet
     const [current, lastGood] = await Promise.all(
       [RULES_KV_KEY, LAST_GOOD_KV_KEY].map((key) => readStored(kv, key).catch(() => undefined))
     )

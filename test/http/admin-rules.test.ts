@@ -94,6 +94,16 @@ describe('admin API: which rules document is in force', () => {
     expect(limited.headers.get('RateLimit-Policy')).toBe('"good";q=3;w=60')
   })
 
+  it('PUT /rules answers 400 to a document that breaks the validator, and stores nothing', async () => {
+    const admin = client({}, { ADMIN_TOKEN: TOKEN })
+    const nested = `${'{"key":"k","descriptors":['.repeat(10_000)}{"key":"k"}${']}'.repeat(10_000)}`
+    const body = `{"version":1,"rules":[],"domains":[{"domain":"d","descriptors":[${nested}]}]}`
+    const put = await admin('/__ratelimit/rules', { method: 'PUT', headers: auth, body })
+    expect(put.status).toBe(400)
+    expect(await env.RULES.get(RULES_KV_KEY)).toBeNull()
+    expect(await env.RULES.get(LAST_GOOD_KV_KEY)).toBeNull()
+  })
+
   it('GET /rules on fixed rules says so', async () => {
     const admin = client(
       { rules: parseRules(JSON.parse(doc('fixed')), 'mine') },

@@ -340,6 +340,18 @@ describe('KvRulesSource: last-known-good and revisions', () => {
     expect(await env.RULES.get(LAST_GOOD_KV_KEY)).toBeNull()
   })
 
+  it('refuses a document that breaks the validator (deep nesting), without throwing', async () => {
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const nested = `${'{"key":"k","descriptors":['.repeat(10_000)}{"key":"k"}${']}'.repeat(10_000)}`
+    const domains = `[{"domain":"d","descriptors":[${nested}]}]`
+    await env.RULES.put(RULES_KV_KEY, `{"version":1,"rules":[],"domains":${domains}}`)
+    await stamped(LAST_GOOD_KV_KEY, doc('last-good'), 500)
+    const { get, source } = setup()
+    expect(ids(await get())).toEqual(['last-good'])
+    expect(source.status().rejected?.problems.length).toBeGreaterThan(0)
+    expect(errors.mock.calls.some((call) => String(call[0]).includes('rules-rejected'))).toBe(true)
+  })
+
   it('takes a newer revision', async () => {
     await stamped(RULES_KV_KEY, doc('one'), 100)
     const { get, advance, settle } = setup()
