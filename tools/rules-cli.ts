@@ -7,7 +7,9 @@
  *   import <envoy.yaml> [...] [--schema <path>]
  *                                       print the equivalent rules document (Envoy domains)
  *   push [file] [--local] [--persist-to <dir>] [--env <name>]
- *                                       validate, then write to the RULES KV namespace
+ *                                       validate, then write to the RULES KV namespace (remote
+ *                                       unless --local) as `rules` and `rules:last-good`, with
+ *                                       the next revision
  *   schema                              print the JSON Schema (rules.schema.json)
  *
  * `file` defaults to rules.json.
@@ -18,10 +20,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { RuleConfigError } from '../src/errors'
-import { RULES_KV_KEY } from '../src/provider/rules-source'
 import { compileEnvoy, parseRulesText, type RuleSet } from '../src/rules'
 import { parse as parseYaml } from 'yaml'
 import { rulesJsonSchema } from './json-schema'
+import { listArgs, listedRevisions, putArgs, type PushTarget } from './rules-push'
 
 const USAGE = `usage: npm run rules -- validate [file]
        npm run rules -- import <envoy.yaml> [<envoy.yaml> ...]
@@ -49,13 +51,11 @@ function main(argv: string[]): number {
       if (!validate(file)) return 1
       // An Envoy configuration goes to KV as the rules document that holds it.
       const path = isYaml(file) ? writeImported(file) : file
-      const args = ['kv', 'key', 'put', RULES_KV_KEY, '--binding', 'RULES', '--path', path]
-      if (values.local) args.push('--local')
-      if (values['persist-to']) args.push('--persist-to', values['persist-to'])
-      if (values.env) args.push('--env', values.env)
-      const result = spawnSync('wrangler', args, { stdio: 'inherit' })
-      if (result.error) console.error(`could not run wrangler: ${result.error.message}`)
-      return result.status ?? 1
+      return push(path, {
+        local: values.local,
+        persistTo: values['persist-to'],
+        env: values.env,
+      })
     }
     case 'schema':
       console.log(JSON.stringify(rulesJsonSchema(), null, 2))
@@ -63,6 +63,25 @@ function main(argv: string[]): number {
     default:
       return usage(command === undefined ? 'no command' : `unknown command ${command}`)
   }
+}
+
+/**
+ * Writes a validated document to `rules` and `rules:last-good`, stamped with a revision above
+ * the newest one in the namespace, so every isolate takes it and none goes back from it.
+ */
+function push(path: string, target: PushTarget): number {
+  const listed = spawnSync('wrangler', listArgs(target), { encoding: 'utf8' })
+  const revisions = listed.status === 0 ? listedRevisions(listed.stdout) : []
+  if (listed.status !== 0)
+    console.error('could not list the rules keys; the revision is the time alone')
+  const { revision, commands } = putArgs(path, target, Date.now(), revisions)
+  for (const args of commands) {
+    const result = spawnSync('wrangler', args, { stdio: 'inherit' })
+    if (result.error) console.error(`could not run wrangler: ${result.error.message}`)
+    if (result.status !== 0) return result.status ?? 1
+  }
+  console.log(`pushed revision ${revision} to rules and rules:last-good`)
+  return 0
 }
 
 /** Prints whether `file` is a valid rules document (or Envoy configuration); true if it is. */

@@ -3,26 +3,25 @@
  * The admin API under `ADMIN_PREFIX` (default `/__ratelimit`), enabled only when the secret
  * `ADMIN_TOKEN` is set, behind `Authorization: Bearer <token>`. Never forwarded to the origin.
  *
- *   GET    /rules                 the document in force
- *   PUT    /rules                 validate, store in KV, in force in this isolate at once
+ *   GET    /rules                 the document in force, which one it is, what was refused
+ *   PUT    /rules                 validate, store in KV (current and last-good), in force here
  *   GET    /keys/<rule>/<v>/…     a key's state, without charging it
  *   DELETE /keys/<rule>/<v>/…     reset a key
  *   POST   /explain               what the rules would do with a described request
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
-import { BadRequestError, LimiterUnavailableError, RuleConfigError } from '../errors'
+import { BadRequestError, LimiterUnavailableError } from '../errors'
 import { normalizePath } from '../rules'
 import { peek, resetKey, type LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { explain, ExplainSchema } from './admin-explain'
+import { getRules, putRules } from './admin-rules'
 import { contentTooLarge, keyOf, problem, requireBearer } from './admin-access'
 import { rulesContext } from './context'
 import { readTextCapped } from './body'
 import { readSettings, type SettingsVars } from './settings'
 
-/** The largest rules document `PUT /rules` takes. */
-const MAX_RULES_BYTES = 1024 * 1024
 /** The largest `POST /explain` body. */
 const MAX_EXPLAIN_BYTES = 64 * 1024
 
@@ -66,8 +65,7 @@ export function adminApi(options: AdminOptions): MiddlewareHandler {
     const timeoutMs = settings.limiterTimeoutMs
     try {
       if (resource === 'rules' && rest.length === 0) {
-        if (method === 'GET')
-          return Response.json({ source: ruleSet.source, document: ruleSet.document })
+        if (method === 'GET') return getRules(options.source, ruleSet)
         if (method === 'PUT') return await putRules(c.req.raw, options.source, env.RULES)
         return notAllowed('GET, PUT')
       }
@@ -133,34 +131,6 @@ export function adminApi(options: AdminOptions): MiddlewareHandler {
         `The key's Durable Object could not answer (${error.reason}).`
       )
     }
-  }
-}
-
-async function putRules(
-  request: Request,
-  source: RulesSource,
-  kv: KVNamespace | undefined
-): Promise<Response> {
-  if (!source.put || !kv)
-    return problem(409, 'Conflict', 'These rules are fixed: there is no KV namespace to write to.')
-  const text = await readTextCapped(request, MAX_RULES_BYTES)
-  if (text === undefined) return contentTooLarge(MAX_RULES_BYTES)
-  try {
-    const ruleSet = await source.put(kv, text)
-    return Response.json({
-      source: ruleSet.source,
-      rules: ruleSet.rules.length,
-      inForce: 'this isolate now; others within their refresh interval plus KV propagation',
-    })
-  } catch (error) {
-    if (!(error instanceof RuleConfigError)) throw error
-    return problem(
-      400,
-      'Bad Request',
-      'The rules document is invalid; nothing changed.',
-      {},
-      { errors: error.problems }
-    )
   }
 }
 
