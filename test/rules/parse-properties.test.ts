@@ -49,7 +49,7 @@ describe('rules validation over generated documents', () => {
 
   it('throws only RuleConfigError, each problem led by a field path, on any JSON value', () => {
     fc.assert(fc.property(anyJson(10), checkProblems), { seed: 8, numRuns: 1_000 })
-  })
+  }, 20_000)
 
   it('throws only RuleConfigError on arbitrary JSON shaped like a document', () => {
     const shaped = fc.record(
@@ -66,9 +66,9 @@ describe('rules validation over generated documents', () => {
         if (!outcome(document).ok) rejected++
         checkProblems(document)
       }),
-      { seed: 8, numRuns: 2_000 }
+      { seed: 8, numRuns: 800 }
     )
     // The mutations do reach validation errors, not only harmless fields.
-    expect(rejected).toBeGreaterThan(1_000)
-  })
+    expect(rejected).toBeGreaterThan(400)
+  }, 20_000)
 })
