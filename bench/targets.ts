@@ -1,5 +1,5 @@
 // The processes a benchmark needs: the Worker bundle, the origin child and the two kinds of
-// Miniflare instance that load is pointed at.
+// Miniflare instance that load is pointed at. `npm run fuzz` builds and serves the bundle the same way.
 import { fork, spawn } from 'node:child_process'
 import { rm } from 'node:fs/promises'
 import { delimiter, dirname, join } from 'node:path'
@@ -99,6 +99,26 @@ export async function startBare(origin: string): Promise<Target> {
 }
 
 /**
+ * Miniflare options that serve the built limiter bundle: its Durable Object class as `LIMITER`
+ * and an empty `RULES` namespace, with `bindings` as vars. No host, port or logging choices.
+ *
+ * @param bundlePath - `index.js` of {@link buildBundle}'s output
+ * @param bindings - vars and secrets
+ */
+export function limiterWorkerOptions(bundlePath: string, bindings: Record<string, string>) {
+  return {
+    scriptPath: bundlePath,
+    // Module names are paths relative to this root; a bundle outside the cwd would contain "..".
+    modulesRoot: dirname(bundlePath),
+    modules: true,
+    compatibilityDate,
+    durableObjects: { LIMITER: { className: 'RateLimiterObject', useSQLite: true } },
+    kvNamespaces: ['RULES'],
+    bindings,
+  }
+}
+
+/**
  * Starts a fresh limiter from the built bundle with `rules` in KV. Fresh means empty Durable
  * Object state and an isolate whose first request loads these rules.
  */
@@ -109,19 +129,12 @@ export async function startLimiter(
 ): Promise<Target> {
   const mf = new Miniflare({
     ...SHARED_OPTIONS,
-    scriptPath: bundlePath,
-    // Module names are paths relative to this root; a bundle outside the cwd would contain "..".
-    modulesRoot: dirname(bundlePath),
-    modules: true,
-    compatibilityDate,
-    durableObjects: { LIMITER: { className: 'RateLimiterObject', useSQLite: true } },
-    kvNamespaces: ['RULES'],
-    bindings: {
+    ...limiterWorkerOptions(bundlePath, {
       ORIGIN: origin,
       RULES_REFRESH_SECONDS: '30',
       LIMITER_TIMEOUT_MS: '1000',
       RATE_LIMIT_HEADERS: 'both',
-    },
+    }),
   })
   try {
     const url = (await mf.ready).href

@@ -1,16 +1,70 @@
 /**
  * @module test/support/flaky-limiter-object
- * A Durable Object with the limiter's RPC shape that fails the way real objects can: the rule
- * id in its name picks throwing, or never answering (a timeout).
+ * A Durable Object with the limiter's RPC shape that fails the way real objects can. The start
+ * of its name (the rule id) picks how:
+ *
+ * - `throws`: throws a plain error on every call;
+ * - `retryable`: throws an error the runtime would mark retryable, on every call;
+ * - `flaky-once`: the first call throws a retryable error, later ones decide;
+ * - `counts-then-fails`: counts the request, then throws a retryable error (a reply lost after
+ *   the write);
+ * - `overloaded`: throws an overload error (marked retryable too, as the runtime does);
+ * - `hangs`: never answers;
+ * - `slow`: answers, counting, only once `proceed()` is called (a decision that lands late);
+ * - anything else: decides like the real object.
+ *
+ * Every `consume` call is recorded, so tests can tell a retry from a single call.
  */
 import { DurableObject } from 'cloudflare:workers'
-import type { Policy } from '../../src/algorithms'
+import { consumeKey, type KeyState, type Policy } from '../../src/algorithms'
 import type { Decision } from '../../src/types'
 
+/** An error as the runtime flags it. */
+const flagged = (message: string, flags: { retryable?: boolean; overloaded?: boolean }) =>
+  Object.assign(new Error(message), flags)
+
 export class FlakyLimiterObject extends DurableObject {
-  async consume(_policy: Policy, _cost: number): Promise<Decision> {
+  #proceed: (() => void) | undefined
+
+  async consume(policy: Policy, cost: number): Promise<Decision> {
     const name = this.ctx.id.name ?? ''
+    const calls = this.calls() + 1
+    this.ctx.storage.kv.put('calls', calls)
     if (name.startsWith('hangs')) await new Promise(() => {})
-    throw new Error(`flaky limiter ${name} failed`)
+    if (name.startsWith('slow')) await new Promise<void>((resolve) => (this.#proceed = resolve))
+    if (name.startsWith('throws')) throw new Error(`flaky limiter ${name} failed`)
+    if (name.startsWith('retryable') || (name.startsWith('flaky-once') && calls === 1))
+      throw flagged(`flaky limiter ${name}: retry`, { retryable: true })
+    if (name.startsWith('overloaded'))
+      throw flagged(`flaky limiter ${name}: overloaded`, { retryable: true, overloaded: true })
+    const decision = this.#decide(policy, cost)
+    if (name.startsWith('counts-then-fails'))
+      throw flagged(`flaky limiter ${name}: reply lost`, { retryable: true })
+    return decision
+  }
+
+  /** Lets a `slow` object's pending call decide. */
+  proceed(): void {
+    this.#proceed?.()
+  }
+
+  /** How many times `consume` was called. */
+  calls(): number {
+    return this.ctx.storage.kv.get<number>('calls') ?? 0
+  }
+
+  /** What `policy` still admits, without charging. */
+  remaining(policy: Policy): number {
+    return consumeKey(this.#read(), policy, Date.now(), 0).decision.remaining
+  }
+
+  #decide(policy: Policy, cost: number): Decision {
+    const { state, decision } = consumeKey(this.#read(), policy, Date.now(), cost)
+    if (state !== undefined) this.ctx.storage.kv.put('state', state)
+    return decision
+  }
+
+  #read(): KeyState | undefined {
+    return this.ctx.storage.kv.get<KeyState>('state')
   }
 }

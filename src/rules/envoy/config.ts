@@ -111,7 +111,10 @@ function loadDescriptors(
 ): void {
   if (list === undefined || list === null) return
   if (!Array.isArray(list))
-    return report(`${at}.descriptors`, 'error loading config file: descriptors must be a list')
+    return report(
+      `${at}.descriptors`.replace(/^\./, ''),
+      'error loading config file: descriptors must be a list'
+    )
   list.forEach((raw: Raw, index) => {
     const here = `${at}.descriptors[${index}]`.replace(/^\./, '')
     // envoyproxy/ratelimit's YAML reader keeps any scalar as text: `value: 2061234567` is a string.
