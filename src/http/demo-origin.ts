@@ -5,9 +5,9 @@
  */
 
 /**
- * Answers with JSON describing the request (or, for a WebSocket upgrade, a socket that echoes
- * every message back): method, path, query, headers and the body's
- * length and text. `?status=<code>` picks the status, for trying error pass-through.
+ * Answers with JSON describing the request: method, path, query, headers and the body's
+ * length and text. `?status=<code>` picks the status, for trying error pass-through. A
+ * WebSocket upgrade gets a socket that echoes every message back.
  *
  * @param request - the forwarded request
  */
