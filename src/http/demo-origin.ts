@@ -6,11 +6,13 @@
 
 /**
  * Answers with JSON describing the request: method, path, query, headers and the body's
- * length and text. `?status=<code>` picks the status, for trying error pass-through.
+ * length and text. `?status=<code>` picks the status, for trying error pass-through. A
+ * WebSocket upgrade gets a socket that echoes every message back.
  *
  * @param request - the forwarded request
  */
 export async function demoOrigin(request: Request): Promise<Response> {
+  if (request.headers.get('upgrade')?.toLowerCase() === 'websocket') return echoSocket()
   const url = new URL(request.url)
   const body = request.body ? await request.text() : ''
   const status = Number(url.searchParams.get('status') ?? 200)
@@ -29,4 +31,21 @@ export async function demoOrigin(request: Request): Promise<Response> {
     status: code,
     headers: { 'content-type': 'application/json', 'x-demo-origin': '1' },
   })
+}
+
+/** A WebSocket that sends each message back, and closes when the client does. */
+function echoSocket(): Response {
+  const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket]
+  server.accept()
+  server.addEventListener('message', (event) => server.send(event.data))
+  server.addEventListener('close', () => closeQuietly(server))
+  return new Response(null, { status: 101, webSocket: client })
+}
+
+function closeQuietly(socket: WebSocket): void {
+  try {
+    socket.close()
+  } catch {
+    // Already closed (the runtime may answer a close frame itself).
+  }
 }

@@ -6,6 +6,7 @@ import type { LimiterUnavailableError, BadRequestError } from '../errors'
 import type { Rule } from '../rules'
 import { retryAfterSeconds, type HeaderEntry, type RuleDecision } from './headers'
 import { problemResponse } from './problem'
+import { relaySocket } from './websocket'
 
 /** The default 429: an RFC 9457 problem naming the rule that denied the request. */
 export function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): Response {
@@ -94,7 +95,8 @@ export function queueTimeout(waited: RuleDecision[]): Response {
 
 /**
  * The response, with `release` run once its body has been fully sent, has failed, or was
- * cancelled (right away when there is no body, or for a WebSocket upgrade).
+ * cancelled; for a WebSocket upgrade, once the socket has closed or failed (the socket is then
+ * relayed, see {@link relaySocket}); right away when there is neither.
  *
  * @param response - what goes back to the client
  * @param release - frees what the request held
@@ -105,7 +107,8 @@ export function releaseWhenDone(
   release: () => Promise<void>,
   keepAlive: (promise: Promise<unknown>) => void
 ): Response {
-  if (!response.body || response.status === 101 || response.webSocket) {
+  if (response.webSocket) return relaySocket(response, () => keepAlive(release()))
+  if (!response.body || response.status === 101) {
     keepAlive(release())
     return response
   }

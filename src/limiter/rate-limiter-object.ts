@@ -7,6 +7,7 @@ import { DurableObject } from 'cloudflare:workers'
 import {
   consumeKey,
   keyStateExpiresAtMs,
+  nextLeaseExpiryMs,
   releaseLease,
   type ConcurrencyPolicy,
   type ConcurrencyState,
@@ -67,7 +68,9 @@ export class RateLimiterObject extends DurableObject<Env> {
     for (;;) {
       const left = deadline - Date.now()
       if (left <= 0) return { ...decision, timedOut: true }
-      // Woken by a release, or at the earliest lease expiry (a Worker that died), or at the deadline.
+      // Woken by a release, or at the earliest lease expiry (a Worker that died), or at the
+      // deadline: not at the estimate in `retryAfterMs`, which would cost the waiter its place.
+      const wakeMs = Math.min(left, Math.max(decision.retryAfterMs, this.#slotFreeInMs(policy)))
       await new Promise<void>((resolve) => {
         const done = (): void => {
           clearTimeout(timer)
@@ -75,7 +78,7 @@ export class RateLimiterObject extends DurableObject<Env> {
           if (at >= 0) this.#waiters.splice(at, 1)
           resolve()
         }
-        const timer = setTimeout(done, Math.min(left, decision.retryAfterMs))
+        const timer = setTimeout(done, wakeMs)
         this.#waiters.push(done)
       })
       decision = this.consume(policy, 1)
@@ -94,9 +97,16 @@ export class RateLimiterObject extends DurableObject<Env> {
     if (current?.state)
       this.#write(policy, {
         ...current,
-        state: releaseLease(current.state as ConcurrencyState, leaseId),
+        state: releaseLease(current.state as ConcurrencyState, leaseId, policy, Date.now()),
       })
     this.#waiters.shift()?.()
+  }
+
+  /** Ms until the first held slot's lease runs out (0 when none is held). */
+  #slotFreeInMs(policy: ConcurrencyPolicy): number {
+    const nowMs = Date.now()
+    const state = this.#read(policy)?.state as ConcurrencyState | undefined
+    return Math.max(0, (nextLeaseExpiryMs(state, nowMs) ?? nowMs) - nowMs)
   }
 
   #read(policy: Policy): KeyState | undefined {

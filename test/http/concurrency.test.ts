@@ -5,18 +5,18 @@ import { createApp } from '../../src/app'
 import { parseRules } from '../../src/rules'
 
 /** An app with one concurrency rule; requests are sent without waiting for their bodies. */
-function setup(rule: Record<string, unknown>) {
+function setup(rule: Record<string, unknown>, origin = 'demo') {
   const app = createApp({
     rules: parseRules(
       { version: 1, rules: [{ id: 'slots', key: ['ip'], algorithm: 'concurrency', ...rule }] },
       't'
     ),
   })
-  return async (ip: string) => {
+  return async (ip: string, headers: Record<string, string> = {}) => {
     const ctx = createExecutionContext()
     const response = await app.fetch(
-      new Request('https://example.com/x', { headers: { 'cf-connecting-ip': ip } }),
-      { ...env, ORIGIN: 'demo' },
+      new Request('https://example.com/x', { headers: { 'cf-connecting-ip': ip, ...headers } }),
+      { ...env, ORIGIN: origin },
       ctx
     )
     /** Reads the body, then waits for the slot to be released. */
@@ -24,7 +24,7 @@ function setup(rule: Record<string, unknown>) {
       await response.text()
       await waitOnExecutionContext(ctx)
     }
-    return { response, finish }
+    return { response, finish, ctx }
   }
 }
 
@@ -39,6 +39,8 @@ describe('concurrency limit through the HTTP path', () => {
     expect(first.response.headers.get('X-RateLimit-Remaining')).toBe('0')
     const second = await send('203.0.113.150')
     expect(second.response.status).toBe(429)
+    // An estimate (no release seen yet: the 1 s floor), not the 60 s lease.
+    expect(second.response.headers.get('Retry-After')).toBe('1')
     await second.finish()
     await first.finish()
     const third = await send('203.0.113.150')
@@ -68,6 +70,37 @@ describe('concurrency limit through the HTTP path', () => {
     })
     await first.finish()
   })
+
+  it.each([
+    ['the demo origin', 'demo', '203.0.113.153'],
+    ['an origin over the network', env.TEST_ORIGIN, '203.0.113.154'],
+  ])(
+    'holds the slot of a WebSocket upgrade until the socket closes (%s)',
+    async (_, origin, ip) => {
+      const send = setup({ limit: 1, queue: 0, maxWait: '1s' }, origin)
+      const upgrade = await send(ip, { upgrade: 'websocket' })
+      expect(upgrade.response.status).toBe(101)
+      if (origin !== 'demo') expect(upgrade.response.headers.get('x-origin-header')).toBe('kept')
+      const socket = upgrade.response.webSocket!
+      socket.accept()
+      const echoed = new Promise((resolve) =>
+        socket.addEventListener('message', (event) => resolve(event.data), { once: true })
+      )
+      socket.send('hello')
+      expect(await echoed).toBe('hello')
+      const whileOpen = await send(ip)
+      expect(whileOpen.response.status).toBe(429)
+      await whileOpen.finish()
+
+      const closed = new Promise((resolve) => socket.addEventListener('close', resolve))
+      socket.close(1000, 'done')
+      await closed
+      await waitOnExecutionContext(upgrade.ctx)
+      const afterClose = await send(ip)
+      expect(afterClose.response.status).toBe(200)
+      await afterClose.finish()
+    }
+  )
 
   it('validates its fields', () => {
     expect(() =>

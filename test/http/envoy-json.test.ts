@@ -187,6 +187,25 @@ describe('POST /json (envoyproxy/ratelimit HTTP API)', () => {
     ])
   })
 
+  it('counts an override in another unit apart, and one in the same unit with the configured limit', async () => {
+    const entries = [{ key: 'to_number', value: '2067777777' }]
+    const remaining = async (limit?: { requestsPerUnit: number; unit: string }) => {
+      const { body } = await decide({
+        domain: 'messaging',
+        descriptors: [{ entries, ...(limit && { limit }) }],
+      })
+      return (body.statuses as { limitRemaining: number }[])[0]!.limitRemaining
+    }
+    expect([await remaining(), await remaining(), await remaining()]).toEqual([99, 98, 97])
+    expect(await remaining({ requestsPerUnit: 7, unit: 'HOUR' })).toBe(6)
+    // The configured DAY counter is still at 3, not wiped by the HOUR window.
+    expect(await remaining()).toBe(96)
+    expect(await remaining({ requestsPerUnit: 7, unit: 'HOUR' })).toBe(5)
+    // Like envoyproxy/ratelimit (descriptor + unit window): the same unit is the same counter.
+    expect(await remaining({ requestsPerUnit: 1000, unit: 'DAY' })).toBe(995)
+    expect(await remaining()).toBe(94)
+  })
+
   it.each([
     ['not JSON', '{"domain":', 'The body is not JSON'],
     [

@@ -178,6 +178,27 @@ describe('Envoy descriptor lookup (the README examples)', () => {
     expect(found?.limit).toMatchObject({ requestsPerUnit: 42, unit: 'HOUR', shadow: false })
   })
 
+  it('names an override counter apart unless the configured limit is a fixed window in its unit', () => {
+    const domains = compile('d', [
+      { key: 'a', ...rl(5, 'minute') },
+      { key: 'b', ...rl(5, 'minute', { algorithm: 'token-bucket' }) },
+    ])
+    const key = (k: string, override?: { requestsPerUnit: number; unit: 'MINUTE' | 'HOUR' }) => {
+      const [slot] = planEnvoy(domains, {
+        domain: 'd',
+        descriptors: [{ entries: [e(k, '1')], hits: 1, ...(override && { override }) }],
+      })
+      return slot?.kind === 'check' ? slot.check.key : undefined
+    }
+    expect(key('a')).toBe('envoy|d|a=1')
+    expect(key('a', { requestsPerUnit: 9, unit: 'MINUTE' })).toBe('envoy|d|a=1')
+    expect(key('a', { requestsPerUnit: 9, unit: 'HOUR' })).toBe('envoy|d|a=1|unit:HOUR')
+    expect(key('b', { requestsPerUnit: 9, unit: 'MINUTE' })).toBe('envoy|d|b=1|unit:MINUTE')
+    expect(key('c', { requestsPerUnit: 9, unit: 'MINUTE' })).toBe('envoy|d|c=1|unit:MINUTE')
+    // An entry cannot spell the suffix: its `=` and `:` are always there or encoded.
+    expect(key('unit', { requestsPerUnit: 9, unit: 'HOUR' })).toBe('envoy|d|unit=1|unit:HOUR')
+  })
+
   it('counts in a fixed window per unit, Envoy-style, unless a descriptor picks our algorithm', () => {
     const domains = compile('d', [
       { key: 'a', ...rl(5, 'minute') },

@@ -1,10 +1,13 @@
 /**
  * @module test/support/origin-server
  * Vitest global setup: a real HTTP origin on 127.0.0.1 that echoes what it receives, so
- * forwarding is tested over the network as `ORIGIN=<url>` does it.
+ * forwarding is tested over the network as `ORIGIN=<url>` does it. A WebSocket upgrade gets a
+ * socket that echoes each (unfragmented) message and answers a close.
  */
+import { createHash } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
 import type { TestProject } from 'vitest/node'
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -31,9 +34,57 @@ export default async function setup(project: TestProject): Promise<() => Promise
       )
     })
   })
+  server.on('upgrade', (req, socket: Duplex) => echoWebSocket(req.headers, socket))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   project.provide('originPort', (server.address() as AddressInfo).port)
   return () => new Promise((resolve) => server.close(() => resolve()))
+}
+
+/** RFC 6455: the handshake, then each data frame sent back and a close answered. */
+function echoWebSocket(headers: Record<string, unknown>, socket: Duplex): void {
+  const accept = createHash('sha1')
+    .update(`${String(headers['sec-websocket-key'])}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+    .digest('base64')
+  socket.write(
+    'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+      `Sec-WebSocket-Accept: ${accept}\r\nX-Origin-Header: kept\r\n\r\n`
+  )
+  let pending = Buffer.alloc(0)
+  socket.on('error', () => {})
+  socket.on('data', (chunk: Buffer) => {
+    pending = Buffer.concat([pending, chunk])
+    for (let frame = readFrame(pending); frame; frame = readFrame(pending)) {
+      pending = pending.subarray(frame.size)
+      if (frame.opcode === 0x8) return void socket.end(frameOf(0x8, frame.payload))
+      if (frame.opcode === 0x1 || frame.opcode === 0x2)
+        socket.write(frameOf(frame.opcode, frame.payload))
+    }
+  })
+}
+
+function readFrame(buffer: Buffer): { opcode: number; payload: Buffer; size: number } | undefined {
+  if (buffer.length < 2) return undefined
+  let length = buffer[1]! & 0x7f
+  let offset = 2
+  if (length === 126) {
+    if (buffer.length < 4) return undefined
+    length = buffer.readUInt16BE(2)
+    offset = 4
+  }
+  const masked = (buffer[1]! & 0x80) !== 0
+  const size = offset + (masked ? 4 : 0) + length
+  if (length === 127 || buffer.length < size) return undefined
+  const payload = Buffer.from(buffer.subarray(size - length, size))
+  if (masked) payload.forEach((byte, i) => (payload[i] = byte ^ buffer[offset + (i % 4)]!))
+  return { opcode: buffer[0]! & 0x0f, payload, size }
+}
+
+function frameOf(opcode: number, payload: Buffer): Buffer {
+  const head =
+    payload.length < 126
+      ? Buffer.from([0x80 | opcode, payload.length])
+      : Buffer.from([0x80 | opcode, 126, payload.length >> 8, payload.length & 0xff])
+  return Buffer.concat([head, payload])
 }
 
 declare module 'vitest' {

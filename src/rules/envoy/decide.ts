@@ -27,6 +27,11 @@ export type EnvoySlot =
 /**
  * Finds each descriptor's limit and drops those another matched limit `replaces`.
  *
+ * A request's `limit` override counts in the configured limit's counter only where
+ * envoyproxy/ratelimit would too (its cache key is the descriptor plus the unit's window): when
+ * that limit is a fixed window in the same unit. Otherwise the override's counter is named apart
+ * by its unit, so it never resets or shares a counter kept under another window or algorithm.
+ *
  * @param domains - the compiled configurations
  * @param request - the parsed request
  */
@@ -44,6 +49,9 @@ export function planEnvoy(domains: EnvoyDomains, request: EnvoyRequest): EnvoySl
       (e, j) =>
         `${encodeURIComponent(e.key)}=${encodeURIComponent(f.sharedValues.get(j) ?? e.value)}`
     )
+    // Entries always hold a `=`, so this part cannot be mistaken for one.
+    if (descriptor.override && !sharesCounter(domains, request.domain, descriptor))
+      entries.push(`unit:${descriptor.override.unit}`)
     return {
       kind: 'check',
       check: {
@@ -54,6 +62,21 @@ export function planEnvoy(domains: EnvoyDomains, request: EnvoyRequest): EnvoySl
       },
     }
   })
+}
+
+/** Whether a descriptor's override counts with its configured limit (same fixed window). */
+function sharesCounter(
+  domains: EnvoyDomains,
+  domain: string,
+  descriptor: EnvoyRequest['descriptors'][number]
+): boolean {
+  const configured = findLimit(domains, domain, descriptor.entries)?.limit
+  return (
+    configured !== undefined &&
+    !configured.unlimited &&
+    configured.algorithm === 'fixed-window' &&
+    configured.unit === descriptor.override?.unit
+  )
 }
 
 function policyOf(limit: EnvoyLimit): Policy {
