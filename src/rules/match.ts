@@ -12,10 +12,19 @@ import type { Matcher, Rule, RuleSet } from './parse'
  * @param facts - the request
  */
 export function matches(matcher: Matcher, facts: RequestFacts): boolean {
-  if (matcher.methods && !matcher.methods.has(facts.method)) return false
+  if (matcher.methods && !methodMatches(matcher.methods, facts)) return false
   if (matcher.paths && !matcher.paths.some((glob) => glob(facts.path))) return false
   if (matcher.hosts && !matcher.hosts.some((glob) => glob(facts.host))) return false
   return true
+}
+
+/**
+ * A method condition holds for the request's own method, and for the method an override
+ * header names (the origin may act on either: erring towards counting).
+ */
+function methodMatches(methods: ReadonlySet<string>, facts: RequestFacts): boolean {
+  if (methods.has(facts.method)) return true
+  return facts.methodOverride !== undefined && methods.has(facts.methodOverride)
 }
 
 /**
