@@ -6,7 +6,8 @@ import { Hono } from 'hono/tiny'
 import bundledRules from '../rules.json'
 import { adminApi } from './http/admin'
 import { envoyJson } from './http/envoy-json'
-import { forwardToOrigin } from './http/origin'
+import { carriesLimiterSecret, secretRefused } from './http/credentials'
+import { forwardToOrigin, withoutMethodOverride } from './http/origin'
 import { problemResponse } from './http/problem'
 import { rateLimit, type RateLimitBindings, type RateLimitOptions } from './http/rate-limit'
 import { readSettings } from './http/settings'
@@ -29,7 +30,14 @@ export function createApp(
   app.use(adminApi({ source, namespaceOf }))
   app.use(envoyJson({ source, namespaceOf }))
   app.use(rateLimit({ ...options, rules: source }))
-  app.all('*', (c) => forwardToOrigin(c.req.raw, readSettings(c.env).origin))
+  app.all('*', async (c) => {
+    // The limiter's own secrets never reach the origin, whatever path they were sent to.
+    if (await carriesLimiterSecret(c.req.raw.headers, c.env)) return secretRefused()
+    const settings = readSettings(c.env)
+    const request =
+      settings.methodOverride === 'strip' ? withoutMethodOverride(c.req.raw) : c.req.raw
+    return forwardToOrigin(request, settings.origin)
+  })
   app.onError((error) => {
     // Whatever went wrong, the limiter answers with a problem, not a bare 500.
     console.error(

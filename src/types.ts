@@ -31,6 +31,11 @@ export interface Decision {
 export interface RequestFacts {
   /** Upper-case HTTP method. */
   method: string
+  /**
+   * The method a method-override header or `_method` parameter names (upper-case, one of the
+   * methods rules know), when overrides are counted (`METHOD_OVERRIDE=count`).
+   */
+  methodOverride?: string
   /** Lower-case host name without port. */
   host: string
   /** Normalised path (see `http/facts.ts`). */

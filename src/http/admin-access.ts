@@ -1,6 +1,6 @@
 /**
  * @module http/admin-access
- * Helpers of the admin API and `/json`: who may call them, body limits, which key a path names.
+ * Helpers of the admin API and `/json`: body limits, which key a path names.
  */
 import type { Rule, RuleSet } from '../rules'
 import { clientAddress } from './facts'
@@ -35,17 +35,6 @@ export function keyOf(
 }
 
 /**
- * Compares a presented bearer token with the configured one in constant time: both are hashed
- * first, so neither their contents nor their lengths show in the timing.
- */
-async function bearerMatches(header: string | undefined, token: string): Promise<boolean> {
-  const presented = header?.match(/^Bearer\s+(.+)$/i)?.[1] ?? ''
-  const digest = (text: string) => crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
-  const [a, b] = await Promise.all([digest(presented), digest(token)])
-  return crypto.subtle.timingSafeEqual(a, b) && presented !== ''
-}
-
-/**
  * A problem+json response, in one call.
  *
  * @param status - the HTTP status
@@ -62,27 +51,6 @@ export function problem(
   extra: Record<string, unknown> = {}
 ): Response {
   return problemResponse({ title, status, detail, ...extra }, headers)
-}
-
-/**
- * The 401 for a request without `Authorization: Bearer <token>`, or `undefined` if it has it.
- *
- * @param header - the request's `Authorization` header
- * @param token - the `ADMIN_TOKEN` secret
- */
-export async function requireBearer(
-  header: string | undefined,
-  token: string
-): Promise<Response | undefined> {
-  if (await bearerMatches(header, token)) return undefined
-  return problemResponse(
-    {
-      title: 'Unauthorized',
-      status: 401,
-      detail: 'A valid "Authorization: Bearer <ADMIN_TOKEN>" is required.',
-    },
-    { 'WWW-Authenticate': 'Bearer realm="rate limiter"' }
-  )
 }
 
 /**

@@ -8,7 +8,9 @@ import { BadRequestError } from '../errors'
 import { peek, type LimiterNamespace } from '../limiter/client'
 import { limitKey, matchRules, planRequest, type RuleSet } from '../rules'
 import { verifiedClaims } from './claims'
+import type { RequestFacts } from '../types'
 import { requestFacts } from './facts'
+import { readSettings, type SettingsVars } from './settings'
 
 /** The request to explain. */
 export const ExplainSchema = v.strictObject({
@@ -62,7 +64,13 @@ export async function explain(
       `The described request is not valid: ${(error as Error).message}`
     )
   }
-  const facts = requestFacts(request)
+  let facts: RequestFacts
+  try {
+    facts = requestFacts(request, readSettings(env as SettingsVars | undefined).methodOverride)
+  } catch (error) {
+    if (!(error instanceof BadRequestError)) throw error
+    return { outcome: 400, reason: error.message }
+  }
   if (input.country !== undefined) facts.country = input.country.toUpperCase()
   if (input.asn !== undefined) facts.asn = input.asn
   if (ruleSet.jwt) {

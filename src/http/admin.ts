@@ -1,7 +1,8 @@
 /**
  * @module http/admin
  * The admin API under `ADMIN_PREFIX` (default `/__ratelimit`), enabled only when the secret
- * `ADMIN_TOKEN` is set, behind `Authorization: Bearer <token>`. Never forwarded to the origin.
+ * `ADMIN_TOKEN` is set, behind `Authorization: Bearer <token>` (wrong tokens rate-limited per
+ * address). The prefix and its look-alike spellings are never forwarded to the origin.
  *
  *   GET    /rules                 the document in force, which one it is, what was refused
  *   PUT    /rules                 validate, store in KV (current and last-good), in force here
@@ -12,14 +13,16 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
 import { BadRequestError, LimiterUnavailableError } from '../errors'
-import { normalizePath } from '../rules'
 import { peek, resetKey, type LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { explain, ExplainSchema } from './admin-explain'
 import { getRules, putRules } from './admin-rules'
-import { contentTooLarge, keyOf, problem, requireBearer } from './admin-access'
+import { contentTooLarge, keyOf, problem } from './admin-access'
+import { spellsPrefix } from './admin-path'
+import { authorize } from './auth-failures'
 import { rulesContext } from './context'
 import { readTextCapped } from './body'
+import type { SecretVars } from './credentials'
 import { readSettings, type SettingsVars } from './settings'
 
 /** The largest `POST /explain` body. */
@@ -40,29 +43,30 @@ export interface AdminOptions {
  */
 export function adminApi(options: AdminOptions): MiddlewareHandler {
   return async function adminApi(c, next) {
-    const env = c.env as (SettingsVars & { ADMIN_TOKEN?: string; RULES?: KVNamespace }) | undefined
+    const env = c.env as (SettingsVars & SecretVars & { RULES?: KVNamespace }) | undefined
     const settings = readSettings(env)
     // The path as sent (Hono's `c.req.path` is already decoded), so odd spellings stay visible.
     const path = new URL(c.req.url).pathname
     const prefix = settings.adminPrefix
-    const under = (p: string) => p === prefix || p.startsWith(`${prefix}/`)
-    if (!under(path)) {
-      // Other spellings of the prefix (`//__ratelimit`, `/%5F_ratelimit`) must not reach the
-      // origin; only a path with an escape or a double slash can be one, so most skip the check.
-      const odd = path.includes('%') || path.includes('//')
-      if (odd && under(normalizePath(path)))
-        return problem(404, 'Not Found', `Use ${prefix} as written.`)
-      return next()
+    if (path !== prefix && !path.startsWith(`${prefix}/`)) {
+      // Other spellings of the prefix (`/__RATELIMIT`, `/__ratelimit;x`, `/%5F_ratelimit`) are
+      // answered here too: what was meant for the admin API must not reach the origin.
+      return spellsPrefix(path, prefix) ? notFound() : next()
     }
-    if (!env?.ADMIN_TOKEN) {
-      return problem(404, 'Not Found', 'The admin API is disabled: set the ADMIN_TOKEN secret.')
-    }
-    const refused = await requireBearer(c.req.header('authorization'), env.ADMIN_TOKEN)
+    // Without the secret there is no admin API, and the answer does not say there could be one.
+    if (!env?.ADMIN_TOKEN) return notFound()
+    const timeoutMs = settings.limiterTimeoutMs
+    const refused = await authorize(c.req.raw, {
+      secret: env.ADMIN_TOKEN,
+      name: 'ADMIN_TOKEN',
+      namespace: options.namespaceOf(c),
+      timeoutMs,
+      strict: true,
+    })
     if (refused) return refused
     const ruleSet = await options.source.get(rulesContext(c, settings))
     const [resource, ...rest] = path.slice(prefix.length).split('/').filter(Boolean)
     const method = c.req.method
-    const timeoutMs = settings.limiterTimeoutMs
     try {
       if (resource === 'rules' && rest.length === 0) {
         if (method === 'GET') return getRules(options.source, ruleSet)
@@ -140,6 +144,11 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined
   }
+}
+
+/** The 404 of the prefix and its spellings without an admin API: it names nothing. */
+function notFound(): Response {
+  return problem(404, 'Not Found', 'Nothing is served at this path.')
 }
 
 function notAllowed(allow: string): Response {

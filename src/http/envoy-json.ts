@@ -2,8 +2,9 @@
  * @module http/envoy-json
  * `POST /json`: envoyproxy/ratelimit's HTTP decision endpoint, for the domains of the rules
  * document, counting in the same Durable Objects as the proxy path. 200 when OK, 429 when over
- * the limit, 400 for a malformed request; guarded by the `ADMIN_TOKEN` bearer token, since an
- * open endpoint at the edge would let anyone spend other clients' quotas.
+ * the limit, 400 for a malformed request; guarded by its own bearer token, `DECISION_TOKEN`
+ * (not the admin token: a caller that may spend quotas must not be able to rewrite the rules),
+ * since an open endpoint at the edge would let anyone spend other clients' quotas.
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { BadRequestError, LimiterUnavailableError } from '../errors'
@@ -11,9 +12,11 @@ import { limit, type LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { envoyResponse, parseEnvoyRequest, planEnvoy } from '../rules'
 import type { Decision } from '../types'
-import { contentTooLarge, requireBearer } from './admin-access'
+import { contentTooLarge } from './admin-access'
+import { authorize } from './auth-failures'
 import { rulesContext } from './context'
 import { readTextCapped } from './body'
+import type { SecretVars } from './credentials'
 import { problemResponse } from './problem'
 import { readSettings, type SettingsVars } from './settings'
 
@@ -22,7 +25,7 @@ const MAX_BODY_BYTES = 64 * 1024
 
 /**
  * The `/json` endpoint, as a middleware: it answers `POST <DECISION_PATH>` once the rules in
- * force define Envoy `domains` and `ADMIN_TOKEN` is set, and passes everything else on.
+ * force define Envoy `domains` and `DECISION_TOKEN` is set, and passes everything else on.
  *
  * @param options - the rules source and Durable Object namespace the limiter uses
  */
@@ -31,12 +34,19 @@ export function envoyJson(options: {
   namespaceOf: (c: Context) => LimiterNamespace
 }): MiddlewareHandler {
   return async function envoyJson(c, next) {
-    const env = c.env as (SettingsVars & { ADMIN_TOKEN?: string; RULES?: KVNamespace }) | undefined
+    const env = c.env as (SettingsVars & SecretVars & { RULES?: KVNamespace }) | undefined
     const settings = readSettings(env)
     if (c.req.method !== 'POST' || c.req.path !== settings.decisionPath) return next()
     const ruleSet = await options.source.get(rulesContext(c, settings))
-    if (ruleSet.domains.size === 0 || !env?.ADMIN_TOKEN) return next()
-    const refused = await requireBearer(c.req.header('authorization'), env.ADMIN_TOKEN)
+    if (ruleSet.domains.size === 0 || !env?.DECISION_TOKEN) return next()
+    const namespace = options.namespaceOf(c)
+    const refused = await authorize(c.req.raw, {
+      secret: env.DECISION_TOKEN,
+      name: 'DECISION_TOKEN',
+      namespace,
+      timeoutMs: settings.limiterTimeoutMs,
+      strict: false,
+    })
     if (refused) return refused
     const text = await readTextCapped(c.req.raw, MAX_BODY_BYTES)
     if (text === undefined) return contentTooLarge(MAX_BODY_BYTES)
@@ -54,7 +64,6 @@ export function envoyJson(options: {
       ruleSet.mode === 'off'
         ? request.descriptors.map(() => ({ kind: 'none' as const }))
         : planEnvoy(ruleSet.domains, request)
-    const namespace = options.namespaceOf(c)
     let decisions: (Decision | undefined)[]
     try {
       decisions = await Promise.all(

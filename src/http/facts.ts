@@ -3,8 +3,25 @@
  * Turns a `Request` into the plain facts rules look at.
  */
 import ipaddr from 'ipaddr.js'
-import { normalizeHost, normalizePath } from '../rules'
+import { BadRequestError } from '../errors'
+import { METHODS, normalizeHost, normalizePath } from '../rules'
 import type { RequestFacts } from '../types'
+import type { MethodOverrideMode } from './settings'
+
+/**
+ * Headers through which frameworks let a client name another method than the request's own
+ * (Express's method-override, Symfony, Laravel, ASP.NET, Google APIs, …).
+ */
+export const METHOD_OVERRIDE_HEADERS = [
+  'x-http-method-override',
+  'x-http-method',
+  'x-method-override',
+] as const
+
+/** The query parameter Symfony and Laravel read for the same purpose (on POST). */
+export const METHOD_OVERRIDE_PARAM = '_method'
+
+const KNOWN_METHODS: ReadonlySet<string> = new Set(METHODS)
 
 /**
  * The `ip` key value shared by every request whose `CF-Connecting-IP` is absent or not an
@@ -22,8 +39,14 @@ let warned = false
  * leaving `ip` rules out would let anyone skip them by sending a junk value.
  *
  * @param request - the incoming request
+ * @param methodOverride - `count`: a method named by an override header or `_method` counts
+ *   too (`facts.methodOverride`); `strip`: they are ignored (the origin never sees them)
+ * @throws {BadRequestError} when, counting overrides, the request names two different methods
  */
-export function requestFacts(request: Request): RequestFacts {
+export function requestFacts(
+  request: Request,
+  methodOverride: MethodOverrideMode = 'count'
+): RequestFacts {
   const url = new URL(request.url)
   const cf = request.cf as { country?: unknown; asn?: unknown } | undefined
   const facts: RequestFacts = {
@@ -32,6 +55,10 @@ export function requestFacts(request: Request): RequestFacts {
     path: normalizePath(url.pathname),
     query: url.searchParams,
     headers: request.headers,
+  }
+  if (methodOverride === 'count') {
+    const named = overriddenMethod(request.headers, url.searchParams)
+    if (named !== undefined) facts.methodOverride = named
   }
   const header = request.headers.get('cf-connecting-ip')
   const address = parseAddress(header)
@@ -54,6 +81,33 @@ export function requestFacts(request: Request): RequestFacts {
   if (typeof cf?.country === 'string' && cf.country !== '') facts.country = cf.country
   if (typeof cf?.asn === 'number') facts.asn = cf.asn
   return facts
+}
+
+/**
+ * The one method the request's override headers and `_method` parameters name, if any. Values
+ * that are no HTTP method a rule can name are ignored (the request is then counted under its
+ * own method); two different methods are refused, since origins disagree on which one wins.
+ */
+function overriddenMethod(headers: Headers, query: URLSearchParams): string | undefined {
+  const values: string[] = []
+  for (const name of METHOD_OVERRIDE_HEADERS) {
+    const value = headers.get(name)
+    if (value !== null) values.push(...value.split(','))
+  }
+  if (query.has(METHOD_OVERRIDE_PARAM)) values.push(...query.getAll(METHOD_OVERRIDE_PARAM))
+  let named: string | undefined
+  for (const value of values) {
+    const method = value.trim().toUpperCase()
+    if (!KNOWN_METHODS.has(method) || method === named) continue
+    if (named !== undefined) {
+      throw new BadRequestError(
+        'method-override',
+        `The request names two methods to override with (${named}, ${method}).`
+      )
+    }
+    named = method
+  }
+  return named
 }
 
 /**

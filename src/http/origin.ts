@@ -3,6 +3,7 @@
  * Sends an allowed request on to the origin and hands back its response untouched.
  */
 import { demoOrigin } from './demo-origin'
+import { METHOD_OVERRIDE_HEADERS, METHOD_OVERRIDE_PARAM } from './facts'
 import { problemResponse } from './problem'
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
@@ -44,6 +45,33 @@ export async function forwardToOrigin(request: Request, origin: string): Promise
     console.error(JSON.stringify({ event: 'origin-unreachable', error: String(error) }))
     return badGateway('The origin could not be reached.')
   }
+}
+
+/**
+ * The request without method-override headers and `_method` query parameters
+ * (`METHOD_OVERRIDE=strip`), so the origin acts on the method that was counted. Other query
+ * parameters keep their exact spelling. A request without any is returned as it is.
+ *
+ * @param request - the incoming request
+ */
+export function withoutMethodOverride(request: Request): Request {
+  const headers = METHOD_OVERRIDE_HEADERS.filter((name) => request.headers.has(name))
+  const url = new URL(request.url)
+  const params = url.search.slice(1).split('&')
+  // Only a query that spells "method", plainly or percent-encoded, can hold the parameter.
+  const kept = /method|%/i.test(url.search)
+    ? params.filter((param) => paramName(param) !== METHOD_OVERRIDE_PARAM)
+    : params
+  if (headers.length === 0 && kept.length === params.length) return request
+  url.search = kept.join('&')
+  const stripped = new Request(url, request)
+  for (const name of headers) stripped.headers.delete(name)
+  return stripped
+}
+
+/** A query parameter's name, decoded exactly as `URLSearchParams` (and so the counting) does. */
+function paramName(param: string): string | undefined {
+  return new URLSearchParams(param).keys().next().value
 }
 
 /** The origin URL without a trailing slash, so its path is a prefix of every forwarded path. */

@@ -9,7 +9,9 @@ import { LimiterUnavailableError, BadRequestError } from '../errors'
 import type { LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import { planRequest, type Check, type Plan, type Rule, type RuleSet } from '../rules'
+import type { RequestFacts } from '../types'
 import { chargeAll, releaseSlots } from './charge'
+import type { SecretVars } from './credentials'
 import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
@@ -26,11 +28,9 @@ import {
 import { readSettings, type HeaderMode, type SettingsVars } from './settings'
 
 /** The bindings the middleware reads by default. */
-export interface RateLimitBindings extends SettingsVars {
+export interface RateLimitBindings extends SettingsVars, SecretVars {
   LIMITER: LimiterNamespace
   RULES?: KVNamespace
-  /** Enables the admin API (a Worker secret). */
-  ADMIN_TOKEN?: string
 }
 
 /** What the middleware found, for handlers downstream (`c.get('rateLimit')`). */
@@ -106,7 +106,13 @@ export const rateLimit = (
     const headerMode = options.headers ?? settings.headers
     const timeoutMs = options.timeoutMs ?? settings.limiterTimeoutMs
     const ruleSet = await source.get(rulesContext(c, settings))
-    const facts = requestFacts(c.req.raw)
+    let facts: RequestFacts
+    try {
+      facts = requestFacts(c.req.raw, settings.methodOverride)
+    } catch (error) {
+      if (error instanceof BadRequestError) return badRequest(error)
+      throw error
+    }
     if (ruleSet.jwt) {
       const claims = await verifiedClaims(c.req.raw, ruleSet.jwt, c.env)
       if (claims) facts.claims = claims

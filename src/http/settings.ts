@@ -7,6 +7,12 @@
 /** Which rate-limit headers responses carry. */
 export type HeaderMode = 'both' | 'legacy' | 'ietf' | 'none'
 
+/**
+ * What happens to method-override headers (`X-HTTP-Method-Override`, …) and `?_method=`:
+ * `count` them as the method they name as well, or `strip` them before the origin.
+ */
+export type MethodOverrideMode = 'count' | 'strip'
+
 /** Parsed settings. */
 export interface Settings {
   /** Base URL of the origin, `"demo"`, or empty for the zone's own origin. */
@@ -21,6 +27,8 @@ export interface Settings {
   adminPrefix: string
   /** Path of envoyproxy/ratelimit's `/json` decision endpoint. */
   decisionPath: string
+  /** What happens to method overrides. */
+  methodOverride: MethodOverrideMode
 }
 
 /** Defaults for every setting. */
@@ -31,6 +39,7 @@ export const DEFAULT_SETTINGS: Settings = {
   headers: 'both',
   adminPrefix: '/__ratelimit',
   decisionPath: '/json',
+  methodOverride: 'count',
 }
 
 /** The vars the settings are read from (all optional: library users may set none). */
@@ -41,9 +50,11 @@ export interface SettingsVars {
   RATE_LIMIT_HEADERS?: string
   ADMIN_PREFIX?: string
   DECISION_PATH?: string
+  METHOD_OVERRIDE?: string
 }
 
 const HEADER_MODES: readonly HeaderMode[] = ['both', 'legacy', 'ietf', 'none']
+const OVERRIDE_MODES: readonly MethodOverrideMode[] = ['count', 'strip']
 const warned = new Set<string>()
 
 // The env object lives as long as the isolate, so its vars are parsed once, not per request.
@@ -83,7 +94,8 @@ function parseSettings(vars: SettingsVars): Settings {
       60_000,
       DEFAULT_SETTINGS.limiterTimeoutMs
     ),
-    headers: headerMode(vars.RATE_LIMIT_HEADERS),
+    headers: oneOf('RATE_LIMIT_HEADERS', vars.RATE_LIMIT_HEADERS, HEADER_MODES),
+    methodOverride: oneOf('METHOD_OVERRIDE', vars.METHOD_OVERRIDE, OVERRIDE_MODES),
     adminPrefix: pathVar('ADMIN_PREFIX', vars.ADMIN_PREFIX, DEFAULT_SETTINGS.adminPrefix),
     decisionPath: pathVar('DECISION_PATH', vars.DECISION_PATH, DEFAULT_SETTINGS.decisionPath),
   }
@@ -106,15 +118,17 @@ function numberVar(
   return fallback
 }
 
-function headerMode(value: string | undefined): HeaderMode {
-  if (value === undefined || value === '') return DEFAULT_SETTINGS.headers
-  const mode = value.trim().toLowerCase() as HeaderMode
-  if (HEADER_MODES.includes(mode)) return mode
+/** A var with a fixed set of values; the first is the default. */
+function oneOf<T extends string>(name: string, value: string | undefined, modes: readonly T[]): T {
+  const fallback = modes[0]!
+  if (value === undefined || value === '') return fallback
+  const mode = value.trim().toLowerCase() as T
+  if (modes.includes(mode)) return mode
   warnOnce(
-    'RATE_LIMIT_HEADERS',
-    `RATE_LIMIT_HEADERS=${JSON.stringify(value)} is not one of ${HEADER_MODES.join(', ')}; using both`
+    name,
+    `${name}=${JSON.stringify(value)} is not one of ${modes.join(', ')}; using ${fallback}`
   )
-  return DEFAULT_SETTINGS.headers
+  return fallback
 }
 
 function pathVar(name: string, value: string | undefined, fallback: string): string {

@@ -13,7 +13,7 @@ export {
 export { matchRules, matches } from './match'
 export { limitKey, keyPartValue } from './key'
 export { parseDuration, formatDuration, MAX_PERIOD_MS } from './duration'
-export { MAX_LIMIT } from './schema'
+export { MAX_LIMIT, METHODS } from './schema'
 export { normalizePath, patternPath } from './path'
 export { normalizeHost } from './host'
 export { compileGlob, type Glob } from './glob'

@@ -41,7 +41,7 @@ export function keyPartValue(part: KeyPart, facts: RequestFacts): string | undef
     case 'path':
       return facts.path
     case 'method':
-      return facts.method
+      return methodKey(facts)
     case 'host':
       return facts.host
     case 'country':
@@ -82,4 +82,13 @@ export function limitKey(rule: Rule, facts: RequestFacts): string | undefined {
     key += `|${encodeURIComponent(value)}`
   }
   return key
+}
+
+/**
+ * The method a request is counted under: the overriding method if there is one (what the origin
+ * acts on), and HEAD as GET, so neither spelling opens a second counter.
+ */
+function methodKey(facts: RequestFacts): string {
+  const method = facts.methodOverride ?? facts.method
+  return method === 'HEAD' ? 'GET' : method
 }

@@ -16,7 +16,7 @@ import type { Matcher, Rule, RuleSet } from './parse'
  *   (read as the key reads it, see `fieldValue`)
  */
 export function matches(matcher: Matcher, facts: RequestFacts): boolean {
-  if (matcher.methods && !matcher.methods.has(facts.method)) return false
+  if (matcher.methods && !methodMatches(matcher.methods, facts)) return false
   if (matcher.paths && !matcher.paths.some((glob) => glob(facts.path))) return false
   if (matcher.hosts && !matcher.hosts.some((glob) => glob(facts.host))) return false
   if (matcher.fields) {
@@ -26,6 +26,15 @@ export function matches(matcher: Matcher, facts: RequestFacts): boolean {
     }
   }
   return true
+}
+
+/**
+ * A method condition holds for the request's own method, and for the method an override
+ * header names (the origin may act on either: erring towards counting).
+ */
+function methodMatches(methods: ReadonlySet<string>, facts: RequestFacts): boolean {
+  if (methods.has(facts.method)) return true
+  return facts.methodOverride !== undefined && methods.has(facts.methodOverride)
 }
 
 /**

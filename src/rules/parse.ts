@@ -202,7 +202,7 @@ function compileMatch(match: RuleInput['match']): Matcher {
   const compiled: Matcher = {}
   if (match.path !== undefined)
     compiled.paths = toList(match.path).map((p) => compileGlob(patternPath(p)))
-  if (match.methods !== undefined) compiled.methods = new Set(match.methods)
+  if (match.methods !== undefined) compiled.methods = methodSet(match.methods)
   if (match.host !== undefined)
     compiled.hosts = toList(match.host).map((h) => compileGlob(normalizeHost(h)))
   const fields = [
@@ -217,6 +217,16 @@ function compileMatch(match: RuleInput['match']): Matcher {
   ]
   if (fields.length > 0) compiled.fields = fields
   return Object.freeze(compiled)
+}
+
+/**
+ * The methods a rule counts. HEAD is counted wherever GET is: every common framework answers
+ * HEAD with the GET handler, so leaving it out would let the same work through uncounted.
+ */
+function methodSet(methods: readonly string[]): ReadonlySet<string> {
+  const set = new Set(methods)
+  if (set.has('GET')) set.add('HEAD')
+  return set
 }
 
 function compileKeyPart(part: string): KeyPart {

@@ -275,7 +275,7 @@ describe('no algorithm admits more than its documented bound, for any arrivals a
             if (ids.length === 0 || state === undefined) continue
             const id = ids[pick % ids.length]!
             held.delete(id)
-            state = releaseLease(state, id)
+            state = releaseLease(state, id, policy, atMs)
             continue
           }
           const outcome = concurrency.consume(state, policy, atMs, action === 'look' ? 0 : 1)

@@ -27,14 +27,17 @@ describe('admin API', () => {
 
   const admin = client({}, { ADMIN_TOKEN: TOKEN, ORIGIN: 'demo' })
 
-  it('is disabled, and not forwarded, without ADMIN_TOKEN', async () => {
-    const disabled = client({}, { ADMIN_TOKEN: '' })
-    const response = await disabled('/__ratelimit/rules', { headers: auth })
-    expect(response.status).toBe(404)
-    expect(response.headers.get('x-demo-origin')).toBeNull()
-    expect(await response.json()).toMatchObject({
-      detail: 'The admin API is disabled: set the ADMIN_TOKEN secret.',
-    })
+  it('is disabled, not forwarded, and not revealed without ADMIN_TOKEN', async () => {
+    const disabled = client({}, { ADMIN_TOKEN: '', ORIGIN: 'demo' })
+    for (const path of ['/__ratelimit', '/__ratelimit/rules', '/__RATELIMIT/rules']) {
+      const response = await disabled(path)
+      expect(response.status).toBe(404)
+      expect(response.headers.get('x-demo-origin')).toBeNull()
+      expect(response.headers.get('www-authenticate')).toBeNull()
+      const text = await response.text()
+      expect(text).toContain('Nothing is served at this path.')
+      expect(text).not.toMatch(/admin|token|ratelimit/i)
+    }
   })
 
   it.each([

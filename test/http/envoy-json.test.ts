@@ -34,7 +34,7 @@ const rules = parseRules(
   'test'
 )
 
-const send = client({ rules }, { ADMIN_TOKEN: TOKEN })
+const send = client({ rules }, { DECISION_TOKEN: TOKEN })
 const decide = async (body: unknown, headers: Record<string, string> = auth) => {
   const response = await send('/json', {
     method: 'POST',
@@ -247,21 +247,40 @@ describe('POST /json (envoyproxy/ratelimit HTTP API)', () => {
     expect(String(result.body.detail)).toContain(detail)
   })
 
-  it('needs the admin token, and is not served without Envoy domains', async () => {
-    expect(
-      (
-        await decide(
-          { domain: 'messaging', descriptors: [marketing('1')] },
-          { 'content-type': 'application/json' }
-        )
-      ).status
-    ).toBe(401)
+  it('needs DECISION_TOKEN, not the admin token', async () => {
+    const request = { domain: 'messaging', descriptors: [marketing('1')] }
+    expect((await decide(request, { 'content-type': 'application/json' })).status).toBe(401)
+    const both = client({ rules }, { DECISION_TOKEN: TOKEN, ADMIN_TOKEN: 'the-admin-token' })
+    const asAdmin = await both('/json', {
+      method: 'POST',
+      headers: { authorization: 'Bearer the-admin-token' },
+      body: JSON.stringify(request),
+    })
+    expect(asAdmin.status).toBe(401)
+    expect(await asAdmin.json()).toMatchObject({
+      detail: 'A valid "Authorization: Bearer <DECISION_TOKEN>" is required.',
+    })
+    const asCaller = await both('/json', {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify(request),
+    })
+    expect(asCaller.status).toBe(200)
+  })
+
+  it('is not served without Envoy domains, and never forwards its token', async () => {
     const plain = client(
       { rules: parseRules({ version: 1, rules: [] }, 't') },
-      { ADMIN_TOKEN: TOKEN, ORIGIN: 'demo' }
+      { DECISION_TOKEN: TOKEN, ORIGIN: 'demo' }
     )
-    const response = await plain('/json', { method: 'POST', headers: auth, body: '{}' })
-    expect(response.headers.get('x-demo-origin')).toBe('1')
+    const withToken = await plain('/json', { method: 'POST', headers: auth, body: '{}' })
+    expect(withToken.status).toBe(400)
+    expect(withToken.headers.get('x-demo-origin')).toBeNull()
+    expect(await withToken.text()).not.toContain(TOKEN)
+    const other = { authorization: 'Bearer the-origins-own' }
+    const forwarded = await plain('/json', { method: 'POST', headers: other, body: '{}' })
+    expect(forwarded.headers.get('x-demo-origin')).toBe('1')
+    expect(await forwarded.json()).toMatchObject({ headers: other })
   })
 })
 
@@ -270,7 +289,7 @@ describe('an imported Envoy configuration (examples/envoy/messaging.json)', () =
     const { default: imported } = await import('../../examples/envoy/messaging.json')
     const sendImported = client(
       { rules: parseRules(imported, 'examples/envoy/messaging.json') },
-      { ADMIN_TOKEN: TOKEN }
+      { DECISION_TOKEN: TOKEN }
     )
     const request = {
       domain: 'messaging',

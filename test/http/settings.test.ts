@@ -14,6 +14,7 @@ describe('readSettings', () => {
         RULES_REFRESH_SECONDS: '5',
         LIMITER_TIMEOUT_MS: 250,
         RATE_LIMIT_HEADERS: 'IETF',
+        METHOD_OVERRIDE: ' Strip',
       })
     ).toEqual({
       origin: 'https://o.example',
@@ -22,6 +23,7 @@ describe('readSettings', () => {
       headers: 'ietf',
       adminPrefix: '/__ratelimit',
       decisionPath: '/json',
+      methodOverride: 'strip',
     })
   })
 
@@ -31,6 +33,7 @@ describe('readSettings', () => {
     [{ RULES_REFRESH_SECONDS: '7200' }, 'rulesRefreshMs', 30_000],
     [{ LIMITER_TIMEOUT_MS: '-1' }, 'limiterTimeoutMs', 1_000],
     [{ RATE_LIMIT_HEADERS: 'all' }, 'headers', 'both'],
+    [{ METHOD_OVERRIDE: 'ignore' }, 'methodOverride', 'count'],
   ])('falls back to the default for a bad value: %j', (vars, field, expected) => {
     expect(readSettings(vars)[field as keyof typeof DEFAULT_SETTINGS]).toBe(expected)
   })

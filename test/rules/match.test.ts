@@ -79,6 +79,15 @@ describe('matchRules', () => {
     expect(ids(facts({ method: 'GET', path: '/login' }))).not.toContain('login')
   })
 
+  it('counts HEAD wherever GET counts, and a method an override names', () => {
+    const ids = (f: RequestFacts) => matchRules(ruleSet, f).map((r) => r.id)
+    expect(ids(facts({ method: 'HEAD' }))).toContain('api')
+    expect(ids(facts({ method: 'HEAD', path: '/login' }))).not.toContain('login')
+    expect(ids(facts({ method: 'PUT' }))).not.toContain('api')
+    expect(ids(facts({ method: 'PUT', methodOverride: 'GET' }))).toContain('api')
+    expect(ids(facts({ method: 'GET', path: '/login', methodOverride: 'POST' }))).toContain('login')
+  })
+
   it('matches host patterns case-insensitively', () => {
     expect(ids(facts({ host: 'db.internal.example.com' }))).toContain('admin-host')
     expect(ids(facts({ host: 'internal.example.com' }))).not.toContain('admin-host')

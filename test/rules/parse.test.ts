@@ -191,12 +191,20 @@ describe('parseRules', () => {
     )
   })
 
-  it('upper-cases methods and accepts one or many paths and hosts', () => {
-    const [r] = parseRules(
-      rule({ match: { methods: ['get'], path: ['/a', '/b/*'], host: '*.Example.com' } }),
+  it('upper-cases methods, adds HEAD to GET, and accepts one or many paths and hosts', () => {
+    const [r, post] = parseRules(
+      {
+        version: 1,
+        rules: [
+          rule({ match: { methods: ['get'], path: ['/a', '/b/*'], host: '*.Example.com' } })
+            .rules[0],
+          { ...rule({}).rules[0], id: 'post', match: { methods: ['post'] } },
+        ],
+      },
       't'
     ).rules
-    expect([...(r?.match.methods ?? [])]).toEqual(['GET'])
+    expect([...(r?.match.methods ?? [])]).toEqual(['GET', 'HEAD'])
+    expect([...(post?.match.methods ?? [])]).toEqual(['POST'])
     expect(r?.match.paths).toHaveLength(2)
     expect(r?.match.hosts?.[0]?.('api.example.com')).toBe(true)
   })
