@@ -163,8 +163,9 @@ export const RuleSchema = v.variant(
         ...withoutPeriod,
         algorithm: algorithm('concurrency'),
         queue: v.optional(wholeNumber(MAX_LIMIT, 0), 0),
-        maxWait: v.optional(duration, 10_000),
-        lease: v.optional(duration, 60_000),
+        // Defaults go through the duration pipe like written values, so they are spelled with units.
+        maxWait: v.optional(duration, '10s'),
+        lease: v.optional(duration, '60s'),
       },
       objectMessage('a rule object')
     ),
