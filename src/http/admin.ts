@@ -51,7 +51,7 @@ export function adminApi(options: AdminOptions): MiddlewareHandler {
       // Other spellings of the prefix (`//__ratelimit`, `/%5F_ratelimit`) must not reach the
       // origin; only a path with an escape or a double slash can be one, so most skip the check.
       const odd = path.includes('%') || path.includes('//')
-      if (odd && under(normalizePath(path)))
+      if (odd && under(spelledPath(path)))
         return problem(404, 'Not Found', `Use ${prefix} as written.`)
       return next()
     }
@@ -174,4 +174,14 @@ function parseJson(text: string): unknown {
 
 function notAllowed(allow: string): Response {
   return problem(405, 'Method Not Allowed', `Use ${allow}.`, { Allow: allow })
+}
+
+/** The normalised path, or the path as sent if it is refused (the rate limiter answers it 400). */
+function spelledPath(path: string): string {
+  try {
+    return normalizePath(path)
+  } catch (error) {
+    if (!(error instanceof BadRequestError)) throw error
+    return path
+  }
 }

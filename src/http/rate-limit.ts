@@ -106,13 +106,14 @@ export const rateLimit = (
     const headerMode = options.headers ?? settings.headers
     const timeoutMs = options.timeoutMs ?? settings.limiterTimeoutMs
     const ruleSet = await source.get(rulesContext(c, settings))
-    const facts = requestFacts(c.req.raw)
-    if (ruleSet.jwt) {
-      const claims = await verifiedClaims(c.req.raw, ruleSet.jwt, c.env)
-      if (claims) facts.claims = claims
-    }
     let plan: Plan
     try {
+      // A path with a control character is refused here, whatever the rules: never forwarded.
+      const facts = requestFacts(c.req.raw)
+      if (ruleSet.jwt) {
+        const claims = await verifiedClaims(c.req.raw, ruleSet.jwt, c.env)
+        if (claims) facts.claims = claims
+      }
       plan = planRequest(ruleSet, facts)
     } catch (error) {
       if (error instanceof BadRequestError) return badRequest(error)

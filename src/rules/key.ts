@@ -5,6 +5,7 @@
 import { BadRequestError } from '../errors'
 import type { RequestFacts } from '../types'
 import type { KeyPart, Rule } from './parse'
+import { routeOf } from './path'
 
 /**
  * The value of one key part for a request, or `undefined` if the request lacks it.
@@ -17,7 +18,7 @@ export function keyPartValue(part: KeyPart, facts: RequestFacts): string | undef
     case 'ip':
       return facts.ip
     case 'path':
-      return facts.path
+      return pathKeyValue(facts.path, part.fold)
     case 'method':
       return facts.method
     case 'host':
@@ -31,6 +32,19 @@ export function keyPartValue(part: KeyPart, facts: RequestFacts): string | undef
     case 'query':
       return onlyQueryValue(part.name, facts.query.getAll(part.name))
   }
+}
+
+/**
+ * The `path` key part's value: the route (the normalised path without its format suffix, see
+ * `routeOf`), lower-cased for a rule that matches without case, so every spelling of one route
+ * that the rule matches is counted on one key.
+ *
+ * @param path - a normalised path (`RequestFacts.path`)
+ * @param fold - whether to lower-case it
+ */
+export function pathKeyValue(path: string, fold: boolean): string {
+  const route = routeOf(path)
+  return fold ? route.toLowerCase() : route
 }
 
 /**

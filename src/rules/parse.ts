@@ -10,22 +10,26 @@ import type { Cost } from './cost'
 import { crossCheck } from './cross-check'
 import { formatDuration } from './duration'
 import { compileGlob, type Glob } from './glob'
+import { compilePathPattern } from './match'
 import { normalizeHost } from './host'
 import { compileEnvoy, type EnvoyDomains } from './envoy'
 import type { JwtConfig } from './jwt'
 import { compileList, type ListMatcher } from './lists'
 import { compileTiers, type Tiers } from './tiers'
-import { patternPath } from './path'
 import { RulesDocumentSchema, show, type RuleInput } from './schema'
 
 /** A compiled key part: where in the request a piece of the limit key comes from. */
 export type KeyPart =
-  | { kind: 'ip' | 'path' | 'method' | 'host' | 'country' | 'asn' }
+  | { kind: 'ip' | 'method' | 'host' | 'country' | 'asn' }
+  /** `fold`: lower-cased, for a rule that matches paths without case. */
+  | { kind: 'path'; fold: boolean }
   | { kind: 'header' | 'query'; name: string }
 
 /** Compiled `match`: every present condition must hold. */
 export interface Matcher {
   paths?: readonly Glob[]
+  /** Whether `paths` keep case; otherwise they and the request path are lower-cased. */
+  caseSensitive?: boolean
   methods?: ReadonlySet<string>
   hosts?: readonly Glob[]
 }
@@ -147,7 +151,9 @@ function compileRule(input: RuleInput): Rule {
   return Object.freeze({
     id: input.id,
     match: compileMatch(input.match),
-    key: Object.freeze(input.key.map(compileKeyPart)),
+    key: Object.freeze(
+      input.key.map((part) => compileKeyPart(part, input.match?.caseSensitive ?? false))
+    ),
     policy: Object.freeze(policy),
     failMode: input.failMode,
     summary:
@@ -192,20 +198,24 @@ function basePolicy(input: RuleInput): Policy {
 function compileMatch(match: RuleInput['match']): Matcher {
   if (!match) return {}
   const compiled: Matcher = {}
-  if (match.path !== undefined)
-    compiled.paths = toList(match.path).map((p) => compileGlob(patternPath(p)))
+  if (match.path !== undefined) {
+    const caseSensitive = match.caseSensitive ?? false
+    compiled.paths = toList(match.path).map((p) => compilePathPattern(p, caseSensitive))
+    compiled.caseSensitive = caseSensitive
+  }
   if (match.methods !== undefined) compiled.methods = new Set(match.methods)
   if (match.host !== undefined)
     compiled.hosts = toList(match.host).map((h) => compileGlob(normalizeHost(h)))
   return Object.freeze(compiled)
 }
 
-function compileKeyPart(part: string): KeyPart {
+function compileKeyPart(part: string, caseSensitive: boolean): KeyPart {
   if (part.startsWith('header:')) return { kind: 'header', name: part.slice(7).toLowerCase() }
   if (part.startsWith('query:')) return { kind: 'query', name: part.slice(6) }
   if (part === 'cf:country') return { kind: 'country' }
   if (part === 'cf:asn') return { kind: 'asn' }
-  return { kind: part as 'ip' | 'path' | 'method' | 'host' }
+  if (part === 'path') return { kind: 'path', fold: !caseSensitive }
+  return { kind: part as 'ip' | 'method' | 'host' }
 }
 
 function toList<T>(value: T | T[]): T[] {

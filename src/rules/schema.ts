@@ -8,6 +8,7 @@ import { MAX_SLIDING_LOG_LIMIT } from '../algorithms'
 import { CostSchema } from './cost'
 import { JwtSchema } from './jwt'
 import { ListsSchema } from './lists'
+import { patternPath } from './path'
 import { TiersSchema } from './tiers'
 import {
   duration,
@@ -56,6 +57,10 @@ const pathPattern = v.pipe(
     /^[^?#\s]*$/,
     (i: Issue) =>
       `${show(i.input)} must not contain "?", "#" or spaces (paths are matched without the query)`
+  ),
+  v.check(
+    (pattern) => spellable(pattern),
+    (i: Issue) => `${show(i.input)} holds a control character (requests with one are refused)`
   )
 )
 
@@ -91,6 +96,9 @@ const match = v.strictObject(
       )
     ),
     host: v.optional(oneOrMany(hostPattern, 'a host pattern')),
+    caseSensitive: v.optional(
+      v.boolean((i: Issue) => `expected true or false, got ${show(i.input)}`)
+    ),
   },
   objectMessage('an object')
 )
@@ -237,3 +245,13 @@ export type RulesDocument = v.InferOutput<typeof RulesDocumentSchema>
 
 /** One rule after schema validation. */
 export type RuleInput = v.InferOutput<typeof RuleSchema>
+
+/** Whether a pattern has a normalised spelling (it has none if it holds a control character). */
+function spellable(pattern: string): boolean {
+  try {
+    patternPath(pattern)
+    return true
+  } catch {
+    return false
+  }
+}
