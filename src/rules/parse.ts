@@ -13,6 +13,7 @@ import { compileGlob, type Glob } from './glob'
 import { compilePathPattern } from './match'
 import { normalizeHost } from './host'
 import { compileEnvoy, type EnvoyDomains } from './envoy'
+import { jsonBoundsProblem } from './json-bounds'
 import type { JwtConfig } from './jwt'
 import { compileList, type ListMatcher } from './lists'
 import { compileTiers, type Tiers } from './tiers'
@@ -88,7 +89,8 @@ export interface RuleSet {
  * @param source - where it came from, prefixed to error messages
  * @returns the compiled rule set
  * @throws {RuleConfigError} listing every problem, each with the path of the bad field,
- *   e.g. `rules[1].period: "1x" is not a duration …`
+ *   e.g. `rules[1].period: "1x" is not a duration …`; or the one place where the document
+ *   goes past `JSON_BOUNDS` (nested more than 32 levels, more than 100,000 values)
  */
 export function parseRules(input: unknown, source: string): RuleSet {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
@@ -96,6 +98,9 @@ export function parseRules(input: unknown, source: string): RuleSet {
       `(document): expected a rules document object, got ${show(input)}`,
     ])
   }
+  // Validation and compiling recurse: a document nested thousands deep must stop here.
+  const tooBig = jsonBoundsProblem(input)
+  if (tooBig) throw new RuleConfigError(source, [tooBig])
   const result = v.safeParse(RulesDocumentSchema, input)
   if (!result.success) {
     throw new RuleConfigError(
