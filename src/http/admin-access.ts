@@ -2,7 +2,8 @@
  * @module http/admin-access
  * Helpers of the admin API and `/json`: body limits, which key a path names.
  */
-import type { Rule, RuleSet } from '../rules'
+import { BadRequestError } from '../errors'
+import { normalizePath, pathKeyValue, type Rule, type RuleSet } from '../rules'
 import { clientAddress } from './facts'
 import { problemResponse } from './problem'
 
@@ -27,10 +28,20 @@ export function keyOf(
   } catch {
     return problem(400, 'Bad Request', 'A key value is not valid percent-encoding.')
   }
-  // An address is grouped the way requests are, so a raw IPv6 address finds its /64.
-  const parts = values.map((value, i) =>
-    rule.key[i]!.kind === 'ip' ? (clientAddress(value) ?? value) : value
-  )
+  // An address is grouped the way requests are, so a raw IPv6 address finds its /64; a path
+  // is spelled the way requests are, so `/Login/` finds the key of `/login`.
+  let parts: string[]
+  try {
+    parts = values.map((value, i) => {
+      const part = rule.key[i]!
+      if (part.kind === 'ip') return clientAddress(value) ?? value
+      if (part.kind === 'path') return pathKeyValue(normalizePath(value), part.fold)
+      return value
+    })
+  } catch (error) {
+    if (!(error instanceof BadRequestError)) throw error
+    return problem(400, 'Bad Request', error.message)
+  }
   return { rule, key: [rule.id, ...parts.map(encodeURIComponent)].join('|') }
 }
 

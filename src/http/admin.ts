@@ -13,6 +13,7 @@
 import type { Context, MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
 import { BadRequestError, LimiterUnavailableError } from '../errors'
+import { JSON_BOUNDS, jsonBoundsProblem } from '../rules'
 import { peek, resetKey, type LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { explain, ExplainSchema } from './admin-explain'
@@ -103,7 +104,19 @@ export function adminApi(options: AdminOptions): MiddlewareHandler {
         if (method !== 'POST') return notAllowed('POST')
         const text = await readTextCapped(c.req.raw, MAX_EXPLAIN_BYTES)
         if (text === undefined) return contentTooLarge(MAX_EXPLAIN_BYTES)
-        const parsed = v.safeParse(ExplainSchema, parseJson(text))
+        const body = parseJson(text)
+        const tooBig = jsonBoundsProblem(body, JSON_BOUNDS, '(body)')
+        if (tooBig)
+          return problem(
+            400,
+            'Bad Request',
+            'The body is not a request description.',
+            {},
+            {
+              errors: [tooBig],
+            }
+          )
+        const parsed = v.safeParse(ExplainSchema, body)
         if (!parsed.success) {
           return problem(
             400,

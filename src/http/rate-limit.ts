@@ -106,19 +106,14 @@ export const rateLimit = (
     const headerMode = options.headers ?? settings.headers
     const timeoutMs = options.timeoutMs ?? settings.limiterTimeoutMs
     const ruleSet = await source.get(rulesContext(c, settings))
-    let facts: RequestFacts
-    try {
-      facts = requestFacts(c.req.raw, settings.methodOverride)
-    } catch (error) {
-      if (error instanceof BadRequestError) return badRequest(error)
-      throw error
-    }
-    if (ruleSet.jwt) {
-      const claims = await verifiedClaims(c.req.raw, ruleSet.jwt, c.env)
-      if (claims) facts.claims = claims
-    }
     let plan: Plan
     try {
+      // A path with a control character is refused here, whatever the rules: never forwarded.
+      const facts = requestFacts(c.req.raw, settings.methodOverride)
+      if (ruleSet.jwt) {
+        const claims = await verifiedClaims(c.req.raw, ruleSet.jwt, c.env)
+        if (claims) facts.claims = claims
+      }
       plan = planRequest(ruleSet, facts)
     } catch (error) {
       if (error instanceof BadRequestError) return badRequest(error)

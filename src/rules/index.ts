@@ -10,11 +10,12 @@ export {
   type Rule,
   type RuleSet,
 } from './parse'
-export { matchRules, matches } from './match'
-export { limitKey, keyPartValue } from './key'
+export { compilePathPattern, matchRules, matches } from './match'
+export { limitKey, keyPartValue, pathKeyValue } from './key'
 export { parseDuration, formatDuration, MAX_PERIOD_MS } from './duration'
 export { MAX_LIMIT, METHODS } from './schema'
-export { normalizePath, patternPath } from './path'
+export { normalizePath, patternPath, routeOf } from './path'
+export { JSON_BOUNDS, jsonBoundsProblem, type JsonBounds } from './json-bounds'
 export { normalizeHost } from './host'
 export { compileGlob, type Glob } from './glob'
 export { planRequest, type Check, type Plan } from './plan'

@@ -6,6 +6,7 @@ import * as v from 'valibot'
 import type { RequestFacts } from '../types'
 import { fieldValue } from './fields'
 import type { KeyPart, Rule } from './parse'
+import { routeOf } from './path'
 import { HEADER_NAME, show, text, type Issue } from './schema-parts'
 
 /** Key parts that take no argument. */
@@ -39,7 +40,7 @@ export function keyPartValue(part: KeyPart, facts: RequestFacts): string | undef
     case 'ip':
       return facts.ip
     case 'path':
-      return facts.path
+      return pathKeyValue(facts.path, part.fold)
     case 'method':
       return methodKey(facts)
     case 'host':
@@ -61,6 +62,19 @@ function claimValue(claim: unknown): string | undefined {
   if (typeof claim === 'string') return claim
   if (typeof claim === 'number' && Number.isFinite(claim)) return String(claim)
   return undefined
+}
+
+/**
+ * The `path` key part's value: the route (the normalised path without its format suffix, see
+ * `routeOf`), lower-cased for a rule that matches without case, so every spelling of one route
+ * that the rule matches is counted on one key.
+ *
+ * @param path - a normalised path (`RequestFacts.path`)
+ * @param fold - whether to lower-case it
+ */
+export function pathKeyValue(path: string, fold: boolean): string {
+  const route = routeOf(path)
+  return fold ? route.toLowerCase() : route
 }
 
 /**

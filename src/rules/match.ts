@@ -5,19 +5,69 @@
 import { BadRequestError } from '../errors'
 import type { RequestFacts } from '../types'
 import { fieldValue } from './fields'
+import { compileGlob, type Glob } from './glob'
 import type { Matcher, Rule, RuleSet } from './parse'
+import { patternPath, routeOf } from './path'
+
+/** The spellings of a request path that path patterns are tried against. */
+interface PathView {
+  /** The normalised path, and it without its last segment's format suffix. */
+  exact: { path: string; route: string }
+  /** The same, lower-cased, for rules that match without case. */
+  folded: { path: string; route: string }
+}
+
+/**
+ * The spellings of a normalised path that patterns are tried against: as it is and
+ * lower-cased, each with and without the format suffix of its last segment.
+ *
+ * @param path - `RequestFacts.path`
+ */
+function pathView(path: string): PathView {
+  const route = routeOf(path)
+  return {
+    exact: { path, route },
+    folded: { path: path.toLowerCase(), route: route.toLowerCase() },
+  }
+}
+
+/**
+ * Compiles a `match.path` pattern. It matches a path, or that path without its format suffix
+ * (see {@link routeOf}), so `/login` also counts `/login.json`. A pattern ending in `/*` also
+ * matches the path before the slash (`/api/*` matches `/api`), since a trailing slash makes no
+ * other path.
+ *
+ * @param pattern - the pattern as written
+ * @param caseSensitive - `false` to fold case (the request path is folded to match)
+ */
+export function compilePathPattern(pattern: string, caseSensitive: boolean): Glob {
+  const spelled = patternPath(pattern)
+  const normal = caseSensitive ? spelled : spelled.toLowerCase()
+  const glob = compileGlob(normal)
+  if (!normal.endsWith('/*') || normal === '/*') return glob
+  const bare = normal.slice(0, -2)
+  return (text) => text === bare || glob(text)
+}
 
 /**
  * Whether a compiled `match` holds for a request. A rule without `match` matches everything.
  *
  * @param matcher - the rule's compiled matcher
  * @param facts - the request
+ * @param view - the request path's spellings, when already computed
  * @throws {BadRequestError} when a listed header or query parameter is ambiguous in the request
  *   (read as the key reads it, see `fieldValue`)
  */
-export function matches(matcher: Matcher, facts: RequestFacts): boolean {
+export function matches(
+  matcher: Matcher,
+  facts: RequestFacts,
+  view: PathView = pathView(facts.path)
+): boolean {
   if (matcher.methods && !methodMatches(matcher.methods, facts)) return false
-  if (matcher.paths && !matcher.paths.some((glob) => glob(facts.path))) return false
+  if (matcher.paths) {
+    const { path, route } = matcher.caseSensitive ? view.exact : view.folded
+    if (!matcher.paths.some((glob) => glob(path) || (route !== path && glob(route)))) return false
+  }
   if (matcher.hosts && !matcher.hosts.some((glob) => glob(facts.host))) return false
   if (matcher.fields) {
     for (const { field, values } of matcher.fields) {
@@ -46,9 +96,10 @@ function methodMatches(methods: ReadonlySet<string>, facts: RequestFacts): boole
  * @param facts - the request
  */
 export function matchRules(ruleSet: RuleSet, facts: RequestFacts): Rule[] {
+  const view = pathView(facts.path)
   return ruleSet.rules.filter((rule) => {
     try {
-      return matches(rule.match, facts)
+      return matches(rule.match, facts, view)
     } catch (error) {
       if (error instanceof BadRequestError) return true
       throw error

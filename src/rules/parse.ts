@@ -10,24 +10,29 @@ import { compileCost, type Cost } from './cost'
 import { crossCheck } from './cross-check'
 import { formatDuration } from './duration'
 import { compileGlob, type Glob } from './glob'
+import { compilePathPattern } from './match'
 import { normalizeHost } from './host'
 import { compileEnvoy, type EnvoyDomains } from './envoy'
 import { compileField, type Field } from './fields'
+import { jsonBoundsProblem } from './json-bounds'
 import type { JwtConfig } from './jwt'
 import { compileList, type ListMatcher } from './lists'
 import { compileTiers, type Tiers } from './tiers'
-import { patternPath } from './path'
 import { RulesDocumentSchema, show, type RuleInput } from './schema'
 
 /** A compiled key part: where in the request a piece of the limit key comes from. */
 export type KeyPart =
-  | { kind: 'ip' | 'path' | 'method' | 'host' | 'country' | 'asn' }
+  | { kind: 'ip' | 'method' | 'host' | 'country' | 'asn' }
+  /** `fold`: lower-cased, for a rule that matches paths without case. */
+  | { kind: 'path'; fold: boolean }
   | { kind: 'claim'; name: string }
   | Field
 
 /** Compiled `match`: every present condition must hold. */
 export interface Matcher {
   paths?: readonly Glob[]
+  /** Whether `paths` keep case; otherwise they and the request path are lower-cased. */
+  caseSensitive?: boolean
   methods?: ReadonlySet<string>
   hosts?: readonly Glob[]
   /** `match.headers` and `match.query`: the request's value must be one of those listed. */
@@ -88,7 +93,8 @@ export interface RuleSet {
  * @param source - where it came from, prefixed to error messages
  * @returns the compiled rule set
  * @throws {RuleConfigError} listing every problem, each with the path of the bad field,
- *   e.g. `rules[1].period: "1x" is not a duration …`
+ *   e.g. `rules[1].period: "1x" is not a duration …`; or the one place where the document
+ *   goes past `JSON_BOUNDS` (nested more than 32 levels, more than 100,000 values)
  */
 export function parseRules(input: unknown, source: string): RuleSet {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
@@ -96,6 +102,9 @@ export function parseRules(input: unknown, source: string): RuleSet {
       `(document): expected a rules document object, got ${show(input)}`,
     ])
   }
+  // Validation and compiling recurse: a document nested thousands deep must stop here.
+  const tooBig = jsonBoundsProblem(input)
+  if (tooBig) throw new RuleConfigError(source, [tooBig])
   const result = v.safeParse(RulesDocumentSchema, input)
   if (!result.success) {
     throw new RuleConfigError(
@@ -155,7 +164,9 @@ function compileRule(input: RuleInput): Rule {
   return Object.freeze({
     id: input.id,
     match: compileMatch(input.match),
-    key: Object.freeze(input.key.map(compileKeyPart)),
+    key: Object.freeze(
+      input.key.map((part) => compileKeyPart(part, input.match?.caseSensitive ?? false))
+    ),
     policy: Object.freeze(policy),
     failMode: input.failMode,
     summary:
@@ -200,8 +211,11 @@ function basePolicy(input: RuleInput): Policy {
 function compileMatch(match: RuleInput['match']): Matcher {
   if (!match) return {}
   const compiled: Matcher = {}
-  if (match.path !== undefined)
-    compiled.paths = toList(match.path).map((p) => compileGlob(patternPath(p)))
+  if (match.path !== undefined) {
+    const caseSensitive = match.caseSensitive ?? false
+    compiled.paths = toList(match.path).map((p) => compilePathPattern(p, caseSensitive))
+    compiled.caseSensitive = caseSensitive
+  }
   if (match.methods !== undefined) compiled.methods = methodSet(match.methods)
   if (match.host !== undefined)
     compiled.hosts = toList(match.host).map((h) => compileGlob(normalizeHost(h)))
@@ -229,13 +243,14 @@ function methodSet(methods: readonly string[]): ReadonlySet<string> {
   return set
 }
 
-function compileKeyPart(part: string): KeyPart {
+function compileKeyPart(part: string, caseSensitive: boolean): KeyPart {
   if (part.startsWith('header:')) return compileField('header', part.slice(7))
   if (part.startsWith('query:')) return compileField('query', part.slice(6))
   if (part.startsWith('claim:')) return { kind: 'claim', name: part.slice(6) }
   if (part === 'cf:country') return { kind: 'country' }
   if (part === 'cf:asn') return { kind: 'asn' }
-  return { kind: part as 'ip' | 'path' | 'method' | 'host' }
+  if (part === 'path') return { kind: 'path', fold: !caseSensitive }
+  return { kind: part as 'ip' | 'method' | 'host' }
 }
 
 function toList<T>(value: T | T[]): T[] {

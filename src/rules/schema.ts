@@ -9,6 +9,7 @@ import { CostSchema } from './cost'
 import { JwtSchema } from './jwt'
 import { KeyPartSchema } from './key'
 import { ListsSchema } from './lists'
+import { patternPath } from './path'
 import { TiersSchema } from './tiers'
 import {
   duration,
@@ -52,6 +53,10 @@ const pathPattern = v.pipe(
     /^[^?#\s]*$/,
     (i: Issue) =>
       `${show(i.input)} must not contain "?", "#" or spaces (paths are matched without the query)`
+  ),
+  v.check(
+    (pattern) => spellable(pattern),
+    (i: Issue) => `${show(i.input)} holds a control character (requests with one are refused)`
   )
 )
 
@@ -89,6 +94,9 @@ const match = v.strictObject(
         valueList,
         (i: Issue) => `expected an object of parameter names to values, got ${show(i.input)}`
       )
+    ),
+    caseSensitive: v.optional(
+      v.boolean((i: Issue) => `expected true or false, got ${show(i.input)}`)
     ),
   },
   objectMessage('an object')
@@ -162,8 +170,9 @@ export const RuleSchema = v.variant(
         ...withoutPeriod,
         algorithm: algorithm('concurrency'),
         queue: v.optional(wholeNumber(MAX_LIMIT, 0), 0),
-        maxWait: v.optional(duration, 10_000),
-        lease: v.optional(duration, 60_000),
+        // Defaults go through the duration pipe like written values, so they are spelled with units.
+        maxWait: v.optional(duration, '10s'),
+        lease: v.optional(duration, '60s'),
       },
       objectMessage('a rule object')
     ),
@@ -235,3 +244,13 @@ export type RulesDocument = v.InferOutput<typeof RulesDocumentSchema>
 
 /** One rule after schema validation. */
 export type RuleInput = v.InferOutput<typeof RuleSchema>
+
+/** Whether a pattern has a normalised spelling (it has none if it holds a control character). */
+function spellable(pattern: string): boolean {
+  try {
+    patternPath(pattern)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -132,6 +132,19 @@ describe('admin API', () => {
     expect(await look()).toMatchObject({ remaining: 10 })
   })
 
+  it('GET /keys spells a path value the way requests are, so any spelling finds the key', async () => {
+    const rules = {
+      version: 1,
+      rules: [{ id: 'per-path', key: ['path'], algorithm: 'fixed-window', limit: 5, period: '1h' }],
+    }
+    const send = client({ rules: parseRules(rules, 't') }, { ADMIN_TOKEN: TOKEN })
+    await send('/Login.json', { ip: '198.51.100.80' })
+    const look = await send('/__ratelimit/keys/per-path/%2Flogin%3Bx%2F', { headers: auth })
+    expect(await look.json()).toMatchObject({ key: 'per-path|%2Flogin', remaining: 4 })
+    const bad = await send('/__ratelimit/keys/per-path/%2Fa%2500', { headers: auth })
+    expect(bad.status).toBe(400)
+  })
+
   it('names what is wrong with a key path', async () => {
     const send = client({ rules: parseRules(doc(10), 't') }, { ADMIN_TOKEN: TOKEN })
     const unknown = await send('/__ratelimit/keys/ghost/1.2.3.4', { headers: auth })

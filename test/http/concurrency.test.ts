@@ -48,6 +48,18 @@ describe('concurrency limit through the HTTP path', () => {
     await third.finish()
   })
 
+  it('defaults the lease to 60 s: a held slot never asks for a longer wait', async () => {
+    const send = setup({ limit: 1 })
+    const first = await send('203.0.113.153')
+    const second = await send('203.0.113.153')
+    expect(second.response.status).toBe(429)
+    const retryAfter = Number(second.response.headers.get('Retry-After'))
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(60)
+    await second.finish()
+    await first.finish()
+  })
+
   it('queues a request until a slot frees', async () => {
     const send = setup({ limit: 1, queue: 1, maxWait: '5s' })
     const first = await send('203.0.113.151')

@@ -63,11 +63,13 @@ describe('matchRules', () => {
   })
 
   it.each([
-    ['/api', false],
+    // A trailing slash makes no other path, so /api/* takes /api as it takes /api/.
+    ['/api', true],
     ['/api/', true],
     ['/api/a/b/c', true],
     ['/apix', false],
-    ['/API/x', false],
+    ['/API/x', true],
+    ['/api.json', true],
   ])('path pattern /api/* against %s: %s', (path, expected) => {
     expect(ids(facts({ path })).includes('api')).toBe(expected)
   })

@@ -75,6 +75,20 @@ describe('parseRules', () => {
     expect(r?.policy).toEqual({ algorithm: 'token-bucket', limit: 7, periodMs: 10_000, burst: 7 })
   })
 
+  it('gives a concurrency rule without maxWait or lease 10 s and 60 s', () => {
+    const [r] = parseRules(
+      { version: 1, rules: [{ id: 'c', key: ['ip'], algorithm: 'concurrency', limit: 2 }] },
+      't'
+    ).rules
+    expect(r?.policy).toEqual({
+      algorithm: 'concurrency',
+      limit: 2,
+      periodMs: 60_000,
+      queue: 0,
+      maxWaitMs: 10_000,
+    })
+  })
+
   it.each([
     ['unknown-field', unknownField, ['rules[0]: unknown field "windw"']],
     [

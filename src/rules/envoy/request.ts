@@ -4,6 +4,7 @@
  * snake_case, unknown fields rejected, 32- and 64-bit integers as numbers or decimal strings.
  */
 import { BadRequestError } from '../../errors'
+import { JSON_BOUNDS, jsonBoundsProblem } from '../json-bounds'
 import type { EnvoyEntry } from './limits'
 import { parseUnit, UNIT_NUMBERS, type EnvoyUnit, MAX_UINT32 } from './units'
 
@@ -28,9 +29,12 @@ type Raw = Record<string, unknown>
  * Parses a `RateLimitRequest`.
  *
  * @param input - the parsed JSON body
- * @throws {BadRequestError} naming the first field that is wrong
+ * @throws {BadRequestError} naming the first field that is wrong, or where the body nests
+ *   deeper or holds more than `JSON_BOUNDS` allows
  */
 export function parseEnvoyRequest(input: unknown): EnvoyRequest {
+  const tooBig = jsonBoundsProblem(input, JSON_BOUNDS, 'request')
+  if (tooBig) fail('request', tooBig)
   const request = fields(input, 'request', ['domain', 'descriptors', 'hits_addend'])
   const domain = text(request.domain ?? '', 'domain')
   if (domain === '') fail('domain', 'rate limit domain must not be empty')
