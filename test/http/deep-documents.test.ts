@@ -63,7 +63,7 @@ describe('deeply nested documents and bodies', () => {
       },
       't'
     )
-    const send = client({ rules }, { ADMIN_TOKEN: TOKEN })
+    const send = client({ rules }, { DECISION_TOKEN: TOKEN })
     const body = `{"domain":"d","descriptors":[{"entries":[{"key":"k","value":${nested(5_000)}}]}]}`
     const response = await send('/json', { method: 'POST', headers: auth, body })
     expect(response.status).toBe(400)
