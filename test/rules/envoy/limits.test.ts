@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compileEnvoy, findLimit, planEnvoy, type EnvoyEntry } from '../../src/rules'
+import { compileEnvoy, findLimit, planEnvoy, type EnvoyEntry } from '../../../src/rules'
 
 const compile = (domain: string, descriptors: unknown[]) => {
   const { domains, problems } = compileEnvoy([{ domain, descriptors }], () => ({ path: 'x' }))
