@@ -5,10 +5,10 @@
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { LimiterUnavailableError, BadRequestError } from '../errors'
+import { BadRequestError } from '../errors'
 import type { LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
-import { planRequest, type Check, type Plan, type Rule, type RuleSet } from '../rules'
+import { planRequest, type Plan, type RuleSet } from '../rules'
 import { chargeAll, releaseSlots } from './charge'
 import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'

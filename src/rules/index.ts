@@ -2,25 +2,14 @@
  * @module rules
  * Rules as data: validation, matching, keys.
  */
-export {
-  parseRules,
-  parseRulesText,
-  type KeyPart,
-  type Matcher,
-  type Rule,
-  type RuleSet,
-} from './parse'
-export { matchRules, matches } from './match'
-export { limitKey, keyPartValue } from './key'
-export { parseDuration, formatDuration, MAX_PERIOD_MS } from './duration'
-export { MAX_LIMIT } from './schema'
+export { parseRules, parseRulesText, type Rule, type RuleSet } from './parse'
+export { matchRules } from './match'
+export { limitKey } from './key'
+export { parseDuration, formatDuration } from './duration'
 export { normalizePath, patternPath } from './path'
 export { normalizeHost } from './host'
-export { compileGlob, type Glob } from './glob'
+export { compileGlob } from './glob'
 export { planRequest, type Check, type Plan } from './plan'
-export { requestCost, MAX_COST, type Cost } from './cost'
-export { compileList, type ListMatcher } from './lists'
 export { advertisedQuota } from './quota'
-export { compileTiers, tierPolicy, type Tiers } from './tiers'
 export type { JwtConfig } from './jwt'
 export * from './envoy'
