@@ -177,30 +177,4 @@ describe('Envoy descriptor lookup (the README examples)', () => {
     const found = findLimit(domains, 'd', [e('k', 'v')], { requestsPerUnit: 42, unit: 'HOUR' })
     expect(found?.limit).toMatchObject({ requestsPerUnit: 42, unit: 'HOUR', shadow: false })
   })
-
-  it('counts in a fixed window per unit, Envoy-style, unless a descriptor picks our algorithm', () => {
-    const domains = compile('d', [
-      { key: 'a', ...rl(5, 'minute') },
-      { key: 'b', ...rl(5, 'month', { algorithm: 'token-bucket' }) },
-    ])
-    const [a, b] = planEnvoy(domains, {
-      domain: 'd',
-      descriptors: [
-        { entries: [e('a', '1')], hits: 1 },
-        { entries: [e('b', '1')], hits: 1 },
-      ],
-    })
-    expect(a?.kind === 'check' && a.check.policy).toEqual({
-      algorithm: 'fixed-window',
-      limit: 5,
-      periodMs: 60_000,
-      countDenied: true,
-    })
-    expect(b?.kind === 'check' && b.check.policy).toEqual({
-      algorithm: 'token-bucket',
-      limit: 5,
-      periodMs: 2_592_000_000,
-      burst: 5,
-    })
-  })
 })
