@@ -18,7 +18,6 @@ export type { TokenBucketState } from './token-bucket'
 export type { FixedWindowState } from './fixed-window'
 export { nextLeaseExpiryMs, releaseLease, type ConcurrencyState } from './concurrency'
 export type { GcraState } from './gcra'
-export type { LeakyBucketState } from './leaky-bucket'
 export { MAX_SLIDING_LOG_LIMIT, type SlidingLogState } from './sliding-log'
 export type { KeyState } from './penalty'
 export { concurrency, fixedWindow, gcra, leakyBucket, slidingLog, slidingWindow, tokenBucket }
@@ -33,9 +32,6 @@ export const ALGORITHMS = {
   'leaky-bucket': leakyBucket,
   concurrency,
 } as const satisfies { [N in AlgorithmName]: Algorithm<Extract<Policy, { algorithm: N }>, unknown> }
-
-/** The algorithm names, for validation messages. */
-export const ALGORITHM_NAMES = Object.keys(ALGORITHMS) as AlgorithmName[]
 
 /**
  * Runs the policy's algorithm. The state is opaque here: the caller stores whatever the

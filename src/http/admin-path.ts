@@ -4,50 +4,28 @@
  * prefix itself. They are answered by the limiter, never forwarded: a request meant for the
  * admin API (and its token) must not reach the origin because of a typo or a trick.
  */
-
-// Whitespace, control characters and (at the end) dots, which servers trim from a segment.
-const LEADING_JUNK = /^[\s\x00-\x1f\x7f]+/
-const TRAILING_JUNK = /[\s.\x00-\x1f\x7f]+$/
-const ESCAPE = /%([0-9A-Fa-f]{2})/g
+import { BadRequestError } from '../errors'
+import { normalizePath } from '../rules'
 
 /**
- * Whether a path not under `prefix` as written still spells it: once percent-decoded
- * (repeatedly), read with `\` as `/`, empty and dot segments resolved, `;` parameters dropped,
- * lower-cased, and leading whitespace and control characters and trailing dots, whitespace and
- * control characters trimmed from each segment, its first segments equal the prefix's.
- * `/__RATELIMIT/rules`, `/__ratelimit;x/rules`, `/__ratelimit./rules`, `/__ratelimit%09/rules`,
- * `//__ratelimit` and `/%5F_ratelimit` all do.
+ * Whether a path not under `prefix` as written still spells it: in the normal form rules match
+ * (escapes decoded until stable, `;` parameters cut, dot segments resolved, trailing dots and
+ * spaces dropped, repeated slashes collapsed), lower-cased, its first segments are the
+ * prefix's. `/__RATELIMIT/rules`, `/__ratelimit;x/rules`, `/__ratelimit./rules`,
+ * `//__ratelimit` and `/%255F_ratelimit` all do. A path with a control character
+ * (`/__ratelimit%09/rules`) is not a spelling of anything: the rate limiter refuses it with 400.
  *
  * @param path - the request's path as sent (not decoded)
  * @param prefix - the `ADMIN_PREFIX` setting (`/__ratelimit`)
  */
 export function spellsPrefix(path: string, prefix: string): boolean {
-  const wanted = prefix.toLowerCase().split('/').filter(Boolean)
-  const segments = resolvedSegments(decodeRepeatedly(path))
-  return wanted.every((segment, i) => segments[i] === segment)
-}
-
-/** Decodes `%XX` escapes (bytes as Latin-1: the prefix is ASCII) until none are left. */
-function decodeRepeatedly(path: string): string {
-  let text = path
-  for (let round = 0; round < 8 && text.includes('%'); round++) {
-    const decoded = text.replace(ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
-    if (decoded === text) break
-    text = decoded
+  let normal: string
+  try {
+    normal = normalizePath(path).toLowerCase()
+  } catch (error) {
+    if (error instanceof BadRequestError) return false
+    throw error
   }
-  return text
-}
-
-function resolvedSegments(path: string): string[] {
-  const segments: string[] = []
-  for (const raw of path.split(/[/\\]/)) {
-    const segment = raw.split(';', 1)[0]!
-    if (segment === '..') {
-      segments.pop()
-      continue
-    }
-    const cleaned = segment.toLowerCase().replace(LEADING_JUNK, '').replace(TRAILING_JUNK, '')
-    if (cleaned !== '') segments.push(cleaned)
-  }
-  return segments
+  const wanted = prefix.toLowerCase().replace(/\/+$/, '')
+  return normal === wanted || normal.startsWith(`${wanted}/`)
 }

@@ -5,11 +5,10 @@
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { LimiterUnavailableError, BadRequestError } from '../errors'
+import { BadRequestError } from '../errors'
 import type { LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
-import { planRequest, type Check, type Plan, type Rule, type RuleSet } from '../rules'
-import type { RequestFacts } from '../types'
+import { planRequest, type Plan, type RuleSet } from '../rules'
 import { chargeAll, releaseSlots } from './charge'
 import type { SecretVars } from './credentials'
 import { rulesContext, waitUntil } from './context'

@@ -239,9 +239,6 @@ export const RulesDocumentSchema = v.strictObject(
   objectMessage('a rules document object')
 )
 
-/** A rules document after schema validation (durations in ms, methods upper-case). */
-export type RulesDocument = v.InferOutput<typeof RulesDocumentSchema>
-
 /** One rule after schema validation. */
 export type RuleInput = v.InferOutput<typeof RuleSchema>
 

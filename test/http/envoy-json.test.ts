@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { parseRules } from '../../src/rules'
+import { freezeClock } from '../support/clock'
 import { client } from '../support/http'
 
 const TOKEN = 'envoy-test-token'
@@ -52,7 +53,12 @@ const marketing = (number: string) => ({
 })
 
 describe('POST /json (envoyproxy/ratelimit HTTP API)', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
   it('answers OK, then OVER_LIMIT with a 429, in proto3 JSON', async () => {
+    const nowMs = freezeClock()
     const request = {
       domain: 'messaging',
       descriptors: [
@@ -103,10 +109,8 @@ describe('POST /json (envoyproxy/ratelimit HTTP API)', () => {
         (third.body.statuses as { durationUntilReset: string }[])[0]!.durationUntilReset
       ).slice(0, -1)
     )
-    // Envoy's reset: the rest of the current day, in whole seconds (give or take the second that
-    // may tick between the answer and this check).
-    const expected = 86_400 - (Math.floor(Date.now() / 1000) % 86_400)
-    expect(Math.abs(seconds - expected)).toBeLessThanOrEqual(1)
+    // Envoy's reset: the rest of the current day, in whole seconds.
+    expect(seconds).toBe(86_400 - (Math.floor(nowMs / 1000) % 86_400))
   })
 
   it('answers OK without a limit for descriptors nothing matches, and for unknown domains', async () => {

@@ -30,12 +30,11 @@ describe('limiter client', () => {
   })
 
   it('fails open on a timeout', async () => {
-    const started = Date.now()
+    // The object never answers, so only the 50 ms timeout can end this call.
     expect(await limit(flaky, call({ ruleId: 'hangs', key: 'hangs|a' }), 50)).toEqual({
       enforced: false,
       reason: 'timeout',
     })
-    expect(Date.now() - started).toBeLessThan(1_000)
   })
 
   it('fails closed by throwing LimiterUnavailableError', async () => {

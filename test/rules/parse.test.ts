@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
 import bundled from '../../rules.json'
-import { RuleConfigError } from '../../src/errors'
 import { advertisedQuota, parseRules, parseRulesText } from '../../src/rules'
 import badDuration from '../fixtures/rules/bad-duration.json'
 import duplicateId from '../fixtures/rules/duplicate-id.json'

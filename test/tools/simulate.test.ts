@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { parseRules } from '../../src/rules'
-import { accuracyOf, oracleAdmits, worstOvershoot } from '../../tools/simulate-accuracy'
+import { accuracyOf, oracleAdmits, worstOvershoot } from '../../tools/simulate/accuracy'
 import {
   generateProfile,
   isIdle,
   mulberry32,
   SEED_PROFILE,
   type Arrival,
-} from '../../tools/simulate-profile'
-import { accuracyMarkdown, sameDecisionNotes } from '../../tools/simulate-report'
-import { compileEach, defaultRules, isShaper, runRules } from '../../tools/simulate-run'
-import { CSV_HEADER, perSecond, secondsSpanned, toCsv } from '../../tools/simulate-stats'
-import { parseTrace, TraceError } from '../../tools/simulate-trace'
+} from '../../tools/simulate/profile'
+import { accuracyMarkdown, sameDecisionNotes } from '../../tools/simulate/report'
+import { compileEach, defaultRules, isShaper, runRules } from '../../tools/simulate/run'
+import { CSV_HEADER, perSecond, secondsSpanned, toCsv } from '../../tools/simulate/stats'
+import { parseTrace, TraceError } from '../../tools/simulate/trace'
 
 const profile = generateProfile({ ...SEED_PROFILE, seed: 4 })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compileEnvoy, findLimit, planEnvoy, type EnvoyEntry } from '../../src/rules'
+import { compileEnvoy, findLimit, planEnvoy, type EnvoyEntry } from '../../../src/rules'
 
 const compile = (domain: string, descriptors: unknown[]) => {
   const { domains, problems } = compileEnvoy([{ domain, descriptors }], () => ({ path: 'x' }))
@@ -197,31 +197,5 @@ describe('Envoy descriptor lookup (the README examples)', () => {
     expect(key('c', { requestsPerUnit: 9, unit: 'MINUTE' })).toBe('envoy|d|c=1|unit:MINUTE')
     // An entry cannot spell the suffix: its `=` and `:` are always there or encoded.
     expect(key('unit', { requestsPerUnit: 9, unit: 'HOUR' })).toBe('envoy|d|unit=1|unit:HOUR')
-  })
-
-  it('counts in a fixed window per unit, Envoy-style, unless a descriptor picks our algorithm', () => {
-    const domains = compile('d', [
-      { key: 'a', ...rl(5, 'minute') },
-      { key: 'b', ...rl(5, 'month', { algorithm: 'token-bucket' }) },
-    ])
-    const [a, b] = planEnvoy(domains, {
-      domain: 'd',
-      descriptors: [
-        { entries: [e('a', '1')], hits: 1 },
-        { entries: [e('b', '1')], hits: 1 },
-      ],
-    })
-    expect(a?.kind === 'check' && a.check.policy).toEqual({
-      algorithm: 'fixed-window',
-      limit: 5,
-      periodMs: 60_000,
-      countDenied: true,
-    })
-    expect(b?.kind === 'check' && b.check.policy).toEqual({
-      algorithm: 'token-bucket',
-      limit: 5,
-      periodMs: 2_592_000_000,
-      burst: 5,
-    })
   })
 })

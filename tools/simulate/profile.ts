@@ -1,5 +1,5 @@
 /**
- * @module tools/simulate-profile
+ * @module tools/simulate/profile
  * The simulator's seeded randomness and its default traffic: the generator of seed 004's test
  * console (30 steady senders, a burst every 17 s, a silence every 21 s), in virtual time.
  * Pure: no clock, no I/O, no `Math.random`.

@@ -1,9 +1,9 @@
 /**
- * @module tools/simulate-accuracy
+ * @module tools/simulate/accuracy
  * How far each rule strays from the exact limit: an independent sliding-log oracle, the share of
  * requests decided differently from it, and the worst overshoot in any window. Pure.
  */
-import type { Arrival } from './simulate-profile'
+import type { Arrival } from './profile'
 
 /** One admitted (or executed) batch of units, for {@link worstOvershoot}. */
 export interface Charge {

@@ -1,5 +1,5 @@
 /**
- * @module tools/simulate
+ * @module tools/simulate/cli
  * `npm run simulate -- [options]`: drives the limiter's algorithms with traffic in virtual time
  * and charts what each lets through, second by second, as seed 004 did for its throttles.
  *
@@ -9,12 +9,12 @@
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { RuleConfigError } from '../src/errors'
-import { parseRulesText, type RuleSet } from '../src/rules'
-import { accuracyOf } from './simulate-accuracy'
-import { comparisonChartSvg, ruleChartSvg } from './simulate-chart'
-import { InputError, read, readOptions, USAGE, type Options } from './simulate-options'
-import { generateProfile, SEED_PROFILE, type Arrival } from './simulate-profile'
+import { RuleConfigError } from '../../src/errors'
+import { parseRulesText, type RuleSet } from '../../src/rules'
+import { accuracyOf } from './accuracy'
+import { comparisonChartSvg, ruleChartSvg } from './chart'
+import { InputError, read, readOptions, USAGE, type Options } from './options'
+import { generateProfile, SEED_PROFILE, type Arrival } from './profile'
 import {
   compileEach,
   defaultRules,
@@ -22,10 +22,10 @@ import {
   KeyMappingError,
   runRules,
   type RuleOutcomes,
-} from './simulate-run'
-import { accuracyMarkdown, accuracyText, sameDecisionNotes } from './simulate-report'
-import { perSecond, secondsSpanned, toCsv } from './simulate-stats'
-import { TraceError, parseTrace } from './simulate-trace'
+} from './run'
+import { accuracyMarkdown, accuracyText, sameDecisionNotes } from './report'
+import { perSecond, secondsSpanned, toCsv } from './stats'
+import { TraceError, parseTrace } from './trace'
 
 function loadRules(options: Options): { ruleSet: RuleSet; skipped: string[] } {
   if (options.rules === undefined) return compileEach(defaultRules())

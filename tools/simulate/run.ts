@@ -1,14 +1,14 @@
 /**
- * @module tools/simulate-run
+ * @module tools/simulate/run
  * Runs rules over simulated requests with the project's own code: `parseRules` for the rules,
  * `limitKey` for the counter a request is charged to, `consumeKey` (what the Durable Object runs)
  * for the decision. Pure: virtual time, no I/O.
  */
-import { consumeKey, type KeyState } from '../src/algorithms'
-import { RuleConfigError } from '../src/errors'
-import { limitKey, parseRules, type Rule, type RuleSet } from '../src/rules'
-import type { RequestFacts } from '../src/types'
-import type { Arrival } from './simulate-profile'
+import { consumeKey, type KeyState } from '../../src/algorithms'
+import { RuleConfigError } from '../../src/errors'
+import { limitKey, parseRules, type Rule, type RuleSet } from '../../src/rules'
+import type { RequestFacts } from '../../src/types'
+import type { Arrival } from './profile'
 
 /**
  * Unix ms of virtual time 0 (2025-01-01T00:00:00Z). A whole second, so epoch-aligned fixed

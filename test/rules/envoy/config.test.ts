@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compileEnvoy } from '../../src/rules'
+import { compileEnvoy } from '../../../src/rules'
 
 const fromFile = (...configs: unknown[]) =>
   compileEnvoy(configs, (i) => ({ file: `config${i}.yaml` })).problems

@@ -1,10 +1,10 @@
 /**
- * @module tools/simulate-trace
+ * @module tools/simulate/trace
  * Recorded traces for the simulator: CSV with a header (`t,key,cost`) or JSON Lines
  * (`{"t":ms,"key":"…","cost":n}`). Pure: the caller reads the file.
  */
-import { MAX_COST } from '../src/rules/cost'
-import { sortByTime, type Arrival } from './simulate-profile'
+import { MAX_COST } from '../../src/rules/cost'
+import { sortByTime, type Arrival } from './profile'
 
 /** A trace that cannot be replayed; the message names the source and, when known, the line. */
 export class TraceError extends Error {

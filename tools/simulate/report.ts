@@ -1,8 +1,8 @@
 /**
- * @module tools/simulate-report
+ * @module tools/simulate/report
  * The accuracy table, as Markdown for accuracy.md and as aligned text for the terminal. Pure.
  */
-import type { AccuracyRow } from './simulate-accuracy'
+import type { AccuracyRow } from './accuracy'
 
 /**
  * Notes naming each rule that allowed and denied exactly the requests an earlier rule did.

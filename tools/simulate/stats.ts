@@ -1,5 +1,5 @@
 /**
- * @module tools/simulate-stats
+ * @module tools/simulate/stats
  * Per-second figures of one rule's run, as seed 004's test console printed them, and their CSV.
  * Pure.
  */

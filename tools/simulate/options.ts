@@ -1,5 +1,5 @@
 /**
- * @module tools/simulate-options
+ * @module tools/simulate/options
  * The simulator's command line: its flags, their checks, and reading the files they name.
  */
 import { readFileSync } from 'node:fs'

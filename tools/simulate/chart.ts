@@ -1,10 +1,10 @@
 /**
- * @module tools/simulate-chart
+ * @module tools/simulate/chart
  * The simulator's charts, drawn by Apache ECharts' server-side SVG renderer (no DOM, no canvas).
  * Fixed sizes and no animation, so the same data always gives the same bytes.
  */
 import * as echarts from 'echarts'
-import type { SecondRow } from './simulate-stats'
+import type { SecondRow } from './stats'
 
 const WIDTH = 1000
 const HEIGHT = 660
