@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { parseRules } from '../../src/rules'
-import { accuracyOf, oracleAdmits, worstOvershoot } from '../../tools/simulate/accuracy'
+import { accuracyOf, oracleAdmits } from '../../tools/simulate/accuracy'
+import { ownHistoryAgreement } from '../../tools/simulate/agreement'
+import { ruleChartSvg, type ChartRun } from '../../tools/simulate/chart'
 import {
   generateProfile,
   isIdle,
@@ -8,10 +10,11 @@ import {
   SEED_PROFILE,
   type Arrival,
 } from '../../tools/simulate/profile'
-import { accuracyMarkdown, sameDecisionNotes } from '../../tools/simulate/report'
+import { accuracyMarkdown, sameDecisionNotes, sameDecisionsAs } from '../../tools/simulate/report'
 import { compileEach, defaultRules, isShaper, runRules } from '../../tools/simulate/run'
 import { CSV_HEADER, perSecond, secondsSpanned, toCsv } from '../../tools/simulate/stats'
 import { parseTrace, TraceError } from '../../tools/simulate/trace'
+import { busiestKeySeries, fullestWindow, worstOvershoot } from '../../tools/simulate/windows'
 
 const profile = generateProfile({ ...SEED_PROFILE, seed: 4 })
 
@@ -176,6 +179,20 @@ describe('the sliding-log oracle', () => {
     expect(worstOvershoot(charges([0, 1000, 2000, 3000]), 1, 1000)).toBe(0)
     expect(worstOvershoot([...charges([0, 1]), ...charges([0, 1], 'j')], 2, 1000)).toBe(0)
     expect(worstOvershoot(charges([5, 5, 5]), 1, 1000)).toBe(2)
+    expect(fullestWindow([...charges([0, 900]), ...charges([50, 60, 70], 'j')], 1000)).toEqual({
+      units: 3,
+      t: 70,
+      key: 'j',
+    })
+  })
+
+  it('samples the busiest key’s window every step', () => {
+    const charges = [
+      ...[0, 0, 150].map((t) => ({ t, cost: 1, key: 'a' })),
+      { t: 120, cost: 3, key: 'b' },
+    ]
+    // s = 0: a has 2; s = 100: still 2; s = 200, 300: b's 3 (a has 1); s = 400: empty.
+    expect(busiestKeySeries(charges, 200, 100, 6)).toEqual([2, 2, 3, 3, 0, 0])
   })
 
   it('agrees with the project’s sliding log on every request of the profile', () => {
@@ -197,12 +214,17 @@ describe('accuracy', () => {
       byExecution: false,
       ...run!,
     })
-    expect(row).toMatchObject({ allowed: 1000, oracleAllowed: 500, wronglyAllowed: 500 })
-    expect(row.overshoot).toBe(500)
+    expect(row).toMatchObject({ allowed: 1000, oracleAllowed: 500, overshoot: 500 })
+    expect(row.fullest).toEqual({ units: 1000, t: 1000, key: 'fixed-window' })
+    // On its own history the 500 at t = 1000 come on top of a full window: all wrongly allowed.
+    expect(row.agreement.all).toEqual({ judged: 1000, wronglyAllowed: 500, wronglyDenied: 0 })
+    expect(row.agreement.bands[3]).toEqual({ judged: 500, wronglyAllowed: 500, wronglyDenied: 0 })
     const oracle = oracleAdmits(arrivals, undefined, 500, 1000)
     const admitted = arrivals.filter((_, i) => oracle[i])
     expect(worstOvershoot(admitted, 500, 1000)).toBe(0)
-    expect(accuracyMarkdown([row], [])).toContain('| fixed-window | fixed-window | 1000 |')
+    expect(accuracyMarkdown([row], [])).toContain(
+      '| fixed-window | fixed-window | 1000 | 1000 | 500 | +500 (+100.00%) | 500 units (100.00%) | 0 units |'
+    )
   })
 
   it('judges the shaper by execution time: it spreads a burst out', () => {
@@ -214,6 +236,9 @@ describe('accuracy', () => {
     const spec = { id: 'shaper', algorithm: 'leaky-bucket', limit: 500, periodMs: 1000 }
     const row = accuracyOf(arrivals, { ...spec, byExecution: true, ...run! })
     expect(row.overshoot).toBe(0)
+    // Its 300 denials came behind a full queue, not from a miscount.
+    expect(row.allowed).toBe(500)
+    expect(row.agreement.all).toEqual({ judged: 800, wronglyAllowed: 0, wronglyDenied: 0 })
   })
 })
 
@@ -242,5 +267,101 @@ describe('running rules', () => {
         { id: 'y', ...perIp! },
       ])
     ).toEqual(['y allowed and denied exactly the requests x did.'])
+    expect(
+      sameDecisionsAs([
+        { id: 'x', ...perIp! },
+        { id: 'z', ...all! },
+        { id: 'y', ...perIp! },
+      ])
+    ).toEqual([undefined, undefined, 'x'])
+  })
+})
+
+describe('same-history agreement', () => {
+  it('judges each decision against an exact log of what the rule itself admitted', () => {
+    // limit 2 per 1000 ms; decisions made up by hand, one key over its limit and one within it.
+    const arrivals: Arrival[] = [
+      { t: 0, key: 'a', cost: 1 }, // window holds 0: fits, allowed (right)
+      { t: 0, key: 'a', cost: 1 }, // holds 1 (50 %): fits, allowed (right)
+      { t: 0, key: 'a', cost: 1 }, // holds 2 (full): allowed (wrong)
+      { t: 500, key: 'a', cost: 1 }, // holds 3: denied (right)
+      { t: 100, key: 'b', cost: 1 }, // holds 0: denied (wrong, 2 units of room)
+      { t: 1000, key: 'a', cost: 1 }, // t = 0 has left: holds 1 (t = 500 was denied); allowed
+      { t: 1000, key: 'a', cost: 1 }, // holds 1: denied (wrong, 1 unit of room)
+    ].sort((x, y) => x.t - y.t)
+    const decided = new Map([
+      ['0a', [true, true, true]],
+      ['500a', [false]],
+      ['100b', [false]],
+      ['1000a', [true, false]],
+    ])
+    const allowed = arrivals.map(({ t, key }) => decided.get(`${t}${key}`)!.shift()!)
+    const keys = arrivals.map((a) => a.key)
+    const oracle = oracleAdmits(arrivals, keys, 2, 1000)
+    const agreement = ownHistoryAgreement(
+      arrivals,
+      { limit: 2, periodMs: 1000, byExecution: false, keys, allowed, delayMs: [] },
+      oracle
+    )
+    expect(agreement.all).toEqual({ judged: 7, wronglyAllowed: 1, wronglyDenied: 2 })
+    expect(agreement.bands).toEqual([
+      { judged: 3, wronglyAllowed: 0, wronglyDenied: 1 }, // below 50 %: a@0, b@100, a@1000
+      { judged: 2, wronglyAllowed: 0, wronglyDenied: 1 }, // 50–90 %: the second a@0 and a@1000
+      { judged: 0, wronglyAllowed: 0, wronglyDenied: 0 },
+      { judged: 2, wronglyAllowed: 1, wronglyDenied: 0 }, // at or over: a@0 (3rd), a@500
+    ])
+    // The oracle denies some of a's requests, none of b's: b is the key within the limit.
+    expect(agreement).toMatchObject({ keys: 2, keysWithinLimit: 1, underAdmission: 2 })
+    expect(agreement.withinLimit).toEqual({ judged: 1, wronglyAllowed: 0, wronglyDenied: 1 })
+  })
+
+  it('finds the sliding-window counter denying with room left after a bunched window', () => {
+    // Four at 0 fill window [0, 1000). At 1500 the estimate is 4 × 0.5 + current, so it takes
+    // two and denies the third, though nothing it admitted is left in (500, 1500].
+    const arrivals = at(0, 0, 0, 0, 1500, 1500, 1500)
+    const [run] = runRules(arrivals, rules({ ...global('sliding-window'), limit: 4 }))
+    expect(run!.allowed).toEqual([true, true, true, true, true, true, false])
+    const spec = { id: 'sw', algorithm: 'sliding-window', limit: 4, periodMs: 1000 }
+    const row = accuracyOf(arrivals, { ...spec, byExecution: false, ...run! })
+    expect(row).toMatchObject({ allowed: 6, oracleAllowed: 7, overshoot: 0 })
+    expect(row.agreement.all).toEqual({ judged: 7, wronglyAllowed: 0, wronglyDenied: 1 })
+    expect(row.agreement.bands[1]).toEqual({ judged: 3, wronglyAllowed: 0, wronglyDenied: 1 })
+    expect(row.agreement.underAdmission).toBe(2)
+    expect(row.agreement.withinLimit).toEqual({ judged: 7, wronglyAllowed: 0, wronglyDenied: 1 })
+    expect(accuracyMarkdown([row], [])).toContain('| sw | 14.286% (1 of 7) | 0 | 1 |')
+  })
+})
+
+describe('charts', () => {
+  const rows = perSecond([0, 500, 1500], { allowed: [true, false, true], delayMs: [0, 0, 0] }, 2)
+  const chartRun: ChartRun = {
+    id: 'demo',
+    algorithm: 'fixed-window',
+    limit: 1,
+    periodMs: 1000,
+    shaper: false,
+    keyed: false,
+    rows,
+    stepMs: 500,
+    requested: [1, 2, 1, 1, 0],
+    admitted: [1, 1, 1, 1, 0],
+    executed: [1, 1, 1, 1, 0],
+    fullest: { units: 1, t: 0, key: '' },
+  }
+
+  it('labels series for people and shows a wait panel only for a shaper', () => {
+    const svg = ruleChartSvg(chartRun, 'subtitle')
+    for (const label of ['requested', 'admitted', 'denied', 'Units in the last 1 s'])
+      expect(svg).toContain(label)
+    expect(svg).not.toMatch(/TotalRequests|SuccessRequests|AverageExecuteTime|wait/)
+    const shaper = ruleChartSvg({ ...chartRun, shaper: true }, 'subtitle')
+    expect(shaper).toContain('Mean wait before execution (ms)')
+    expect(shaper).toContain('executed')
+  })
+
+  it('marks the fullest window when it is over the limit', () => {
+    expect(ruleChartSvg(chartRun, 's')).not.toContain('+1 (100 %)')
+    const over = { ...chartRun, fullest: { units: 2, t: 500, key: '' } }
+    expect(ruleChartSvg(over, 's')).toContain('2 at 0.5 s: +1 (100 %)')
   })
 })

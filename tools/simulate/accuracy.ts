@@ -1,16 +1,12 @@
 /**
  * @module tools/simulate/accuracy
- * How far each rule strays from the exact limit: an independent sliding-log oracle, the share of
- * requests decided differently from it, and the worst overshoot in any window. Pure.
+ * How far each rule strays from the exact limit: what it admitted against an independent exact
+ * sliding-log oracle, its fullest window, and each of its decisions judged on its own history
+ * (see ./agreement). Pure.
  */
+import { ownHistoryAgreement, type Agreement } from './agreement'
 import type { Arrival } from './profile'
-
-/** One admitted (or executed) batch of units, for {@link worstOvershoot}. */
-export interface Charge {
-  t: number
-  cost: number
-  key: string
-}
+import { fullestWindow, type Charge, type Peak } from './windows'
 
 /**
  * The exact limit: a request is admitted iff the units admitted for its key in (t − period, t]
@@ -44,54 +40,22 @@ export function oracleAdmits(
   })
 }
 
-/**
- * The worst overshoot: the most units charged to one key in any window (t − period, t], less
- * the limit; 0 if no window ever exceeds it.
- *
- * @param charges - admitted units, in any order
- * @param limit - units per window
- * @param periodMs - window length
- */
-export function worstOvershoot(
-  charges: readonly Charge[],
-  limit: number,
-  periodMs: number
-): number {
-  const byKey = new Map<string, Charge[]>()
-  for (const charge of charges) {
-    const list = byKey.get(charge.key)
-    if (list) list.push(charge)
-    else byKey.set(charge.key, [charge])
-  }
-  let worst = 0
-  for (const list of byKey.values()) {
-    list.sort((a, b) => a.t - b.t)
-    let head = 0
-    let sum = 0
-    list.forEach(({ t, cost }, i) => {
-      sum += cost
-      while (list[head]!.t <= t - periodMs) sum -= list[head++]!.cost
-      // A window ending at t holds every charge at t: measure after the last of them.
-      if (list[i + 1]?.t !== t) worst = Math.max(worst, sum - limit)
-    })
-  }
-  return worst
-}
-
-/** One rule's accuracy. Shares are fractions of all its requests. */
+/** One rule's accuracy. */
 export interface AccuracyRow {
   id: string
   algorithm: string
   limit: number
+  periodMs: number
   requests: number
+  /** Requests the rule allowed, and those the independent oracle allowed. */
   allowed: number
   oracleAllowed: number
-  /** Allowed by the rule, denied by the oracle. */
-  wronglyAllowed: number
-  /** Denied by the rule, allowed by the oracle. */
-  wronglyDenied: number
-  /** Worst overshoot in units (see {@link worstOvershoot}). */
+  /** The fullest window of what the rule admitted (at execution for a shaper). */
+  fullest: Peak
+  /** Units of the fullest window over the limit; 0 if it never exceeded it. */
   overshoot: number
+  /** Each decision judged against the rule's own history. */
+  agreement: Agreement
   /** Whether units were counted at execution (arrival + delay) instead of arrival. */
   byExecution: boolean
 }
@@ -109,39 +73,47 @@ export interface RuleRun {
 }
 
 /**
- * Compares a rule's run with the oracle over the same requests, limit and period. Decisions are
- * compared request by request; the overshoot counts the rule's admitted units at arrival, or at
- * execution for a shaper (what the origin sees).
+ * Measures a rule's run over the requests: its admissions against the oracle's, its fullest
+ * window (admitted units at arrival, or at execution for a shaper: what the origin sees), and
+ * its same-history agreement.
  *
  * @param arrivals - requests sorted by time
  * @param run - the rule and its outcomes, indexed like the requests
  */
 export function accuracyOf(arrivals: readonly Arrival[], run: RuleRun): AccuracyRow {
   const oracle = oracleAdmits(arrivals, run.keys, run.limit, run.periodMs)
-  const charges: Charge[] = []
-  const row: AccuracyRow = {
+  const fullest = fullestWindow(chargesOf(arrivals, run), run.periodMs)
+  return {
     id: run.id,
     algorithm: run.algorithm,
     limit: run.limit,
+    periodMs: run.periodMs,
     requests: arrivals.length,
-    allowed: 0,
-    oracleAllowed: 0,
-    wronglyAllowed: 0,
-    wronglyDenied: 0,
-    overshoot: 0,
+    allowed: run.allowed.filter(Boolean).length,
+    oracleAllowed: oracle.filter(Boolean).length,
+    fullest,
+    overshoot: Math.max(0, fullest.units - run.limit),
+    agreement: ownHistoryAgreement(arrivals, run, oracle),
     byExecution: run.byExecution,
   }
+}
+
+/**
+ * The units a rule let through, charged to its limit keys: at arrival, or at execution
+ * (arrival + delay) when `byExecution`.
+ *
+ * @param arrivals - the requests
+ * @param run - the rule's keys and decisions, indexed like the requests
+ */
+export function chargesOf(
+  arrivals: readonly Arrival[],
+  run: Pick<RuleRun, 'byExecution' | 'keys' | 'allowed' | 'delayMs'>
+): Charge[] {
+  const charges: Charge[] = []
   arrivals.forEach(({ t, cost }, i) => {
-    const allowed = run.allowed[i]!
-    if (allowed) row.allowed++
-    if (oracle[i]) row.oracleAllowed++
-    if (allowed && !oracle[i]) row.wronglyAllowed++
-    if (!allowed && oracle[i]) row.wronglyDenied++
-    if (allowed) {
-      const delay = run.byExecution ? (run.delayMs[i] ?? 0) : 0
-      charges.push({ t: t + delay, cost, key: run.keys[i]! })
-    }
+    if (!run.allowed[i]) return
+    const delay = run.byExecution ? (run.delayMs[i] ?? 0) : 0
+    charges.push({ t: t + delay, cost, key: run.keys[i]! })
   })
-  row.overshoot = worstOvershoot(charges, run.limit, run.periodMs)
-  return row
+  return charges
 }

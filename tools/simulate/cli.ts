@@ -1,7 +1,8 @@
 /**
  * @module tools/simulate/cli
- * `npm run simulate -- [options]`: drives the limiter's algorithms with traffic in virtual time
- * and charts what each lets through, second by second, as seed 004 did for its throttles.
+ * `npm run simulate -- [options]`: drives the limiter's algorithms with traffic in virtual time,
+ * writes what each lets through second by second (seed 004's CSV columns), charts it in sliding
+ * windows sampled finely enough to show bursts, and measures it against an exact limit.
  *
  * By default: seed 004's traffic for 120 s against one global rule per algorithm (500 per 1s).
  * With `--trace`: a recorded trace against `--rules` (or the same per-algorithm rules).
@@ -11,8 +12,9 @@ import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:f
 import { basename, join } from 'node:path'
 import { RuleConfigError } from '../../src/errors'
 import { parseRulesText, type RuleSet } from '../../src/rules'
-import { accuracyOf } from './accuracy'
-import { comparisonChartSvg, ruleChartSvg } from './chart'
+import { accuracyOf, chargesOf, type RuleRun } from './accuracy'
+import { comparisonChartSvg, ruleChartSvg, type ChartRun } from './chart'
+import { niceCeil } from './chart-parts'
 import { InputError, read, readOptions, USAGE, type Options } from './options'
 import { generateProfile, SEED_PROFILE, type Arrival } from './profile'
 import {
@@ -23,13 +25,50 @@ import {
   runRules,
   type RuleOutcomes,
 } from './run'
-import { accuracyMarkdown, accuracyText, sameDecisionNotes } from './report'
-import { perSecond, secondsSpanned, toCsv } from './stats'
+import { accuracyMarkdown, accuracyText, sameDecisionNotes, sameDecisionsAs } from './report'
+import { perSecond, secondsSpanned, toCsv, type SecondRow } from './stats'
 import { TraceError, parseTrace } from './trace'
+import { busiestKeySeries, type Peak } from './windows'
 
 function loadRules(options: Options): { ruleSet: RuleSet; skipped: string[] } {
   if (options.rules === undefined) return compileEach(defaultRules())
   return { ruleSet: parseRulesText(read(options.rules), options.rules), skipped: [] }
+}
+
+/**
+ * A rule's run as the charts draw it: its per-second rows, and its windows sampled at a step fine
+ * enough to see within a period (about 2,000 samples at most).
+ */
+function chartRunOf(
+  arrivals: readonly Arrival[],
+  run: RuleOutcomes,
+  rows: SecondRow[],
+  fullest: Peak,
+  sameAs: string | undefined
+): ChartRun {
+  const { limit, periodMs } = run.rule.policy
+  const stepMs = niceCeil(Math.max((rows.length * 1000) / 2000, periodMs / 100))
+  const samples = Math.floor((rows.length * 1000) / stepMs) + 1
+  const shaper = isShaper(run.rule)
+  const everything = { allowed: run.allowed.map(() => true), byExecution: false }
+  const series = (outcomes: Pick<RuleRun, 'allowed' | 'byExecution'>) =>
+    busiestKeySeries(chargesOf(arrivals, { ...run, ...outcomes }), periodMs, stepMs, samples)
+  const admitted = series({ allowed: run.allowed, byExecution: false })
+  return {
+    id: run.rule.id,
+    algorithm: label(run),
+    limit,
+    periodMs,
+    shaper,
+    keyed: new Set(run.keys).size > 1,
+    rows,
+    stepMs,
+    requested: series(everything),
+    admitted,
+    executed: shaper ? series({ allowed: run.allowed, byExecution: true }) : admitted,
+    fullest,
+    ...(sameAs === undefined ? {} : { sameAs }),
+  }
 }
 
 function label(outcomes: RuleOutcomes): string {
@@ -66,18 +105,6 @@ function main(argv: string[]): number {
     writable(path, () => writeFileSync(path, text))
     written.push(name)
   }
-  const charted = runs.map((run) => {
-    const rows = perSecond(times, run, seconds)
-    write(`${run.rule.id}.csv`, toCsv(rows))
-    const subtitle = `${label(run)}: ${run.rule.summary} · ${traffic}`
-    write(`${run.rule.id}.svg`, ruleChartSvg(run.rule.id, subtitle, rows, run.rule.policy.limit))
-    return { id: run.rule.id, rows }
-  })
-  const limits = new Set(runs.map((run) => run.rule.policy.limit))
-  const perSecondArrivals = charted[0]!.rows.map((row) => row.total)
-  const limit = limits.size === 1 ? runs[0]!.rule.policy.limit : undefined
-  write('comparison.svg', comparisonChartSvg(traffic, charted, perSecondArrivals, limit))
-
   const accuracy = runs.map((run) =>
     accuracyOf(arrivals, {
       id: run.rule.id,
@@ -90,7 +117,19 @@ function main(argv: string[]): number {
       delayMs: run.delayMs,
     })
   )
-  const twins = sameDecisionNotes(runs.map((run) => ({ id: run.rule.id, allowed: run.allowed })))
+  const decided = runs.map((run) => ({ id: run.rule.id, allowed: run.allowed }))
+  const twins = sameDecisionNotes(decided)
+  const sameAs = sameDecisionsAs(decided)
+  const charted = runs.map((run, i) => {
+    const rows = perSecond(times, run, seconds)
+    write(`${run.rule.id}.csv`, toCsv(rows))
+    return chartRunOf(arrivals, run, rows, accuracy[i]!.fullest, sameAs[i])
+  })
+  charted.forEach((chartRun, i) => {
+    const subtitle = `${label(runs[i]!)}: ${runs[i]!.rule.summary} · ${traffic}`
+    write(`${chartRun.id}.svg`, ruleChartSvg(chartRun, subtitle, charted))
+  })
+  write('comparison.svg', comparisonChartSvg(charted, traffic))
   write('accuracy.md', accuracyMarkdown(accuracy, [`Traffic: ${traffic}.`, ...twins, ...skipped]))
   const decisions = options.decisions
   if (decisions) writable(decisions, () => writeDecisions(decisions, arrivals, runs))

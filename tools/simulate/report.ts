@@ -1,8 +1,25 @@
 /**
  * @module tools/simulate/report
- * The accuracy table, as Markdown for accuracy.md and as aligned text for the terminal. Pure.
+ * The accuracy tables, as Markdown for accuracy.md and as aligned text for the terminal. Pure.
  */
 import type { AccuracyRow } from './accuracy'
+import { BANDS, disagreements, type Tally } from './agreement'
+
+/**
+ * For each rule, the first earlier rule that allowed and denied exactly the same requests, if any.
+ *
+ * @param runs - each rule's id and decisions, indexed like the requests
+ */
+export function sameDecisionsAs(
+  runs: readonly { id: string; allowed: readonly boolean[] }[]
+): (string | undefined)[] {
+  return runs.map(
+    (run, i) =>
+      runs
+        .slice(0, i)
+        .find((other) => other.allowed.every((allowed, r) => allowed === run.allowed[r]))?.id
+  )
+}
 
 /**
  * Notes naming each rule that allowed and denied exactly the requests an earlier rule did.
@@ -12,82 +29,140 @@ import type { AccuracyRow } from './accuracy'
 export function sameDecisionNotes(
   runs: readonly { id: string; allowed: readonly boolean[] }[]
 ): string[] {
-  const notes: string[] = []
-  runs.forEach((run, i) => {
-    const twin = runs
-      .slice(0, i)
-      .find((other) => other.allowed.every((allowed, r) => allowed === run.allowed[r]))
-    if (twin) notes.push(`${run.id} allowed and denied exactly the requests ${twin.id} did.`)
-  })
-  return notes
+  return sameDecisionsAs(runs).flatMap((twin, i) =>
+    twin ? [`${runs[i]!.id} allowed and denied exactly the requests ${twin} did.`] : []
+  )
 }
 
-const HEADINGS = [
-  'Rule',
-  'Algorithm',
-  'Requests',
-  'Allowed',
-  'Oracle allowed',
-  'Wrongly allowed',
-  'Wrongly denied',
-  'Worst overshoot (by arrival; * by execution)',
+type Table = { headings: string[]; rows: string[][] }
+
+const name = (row: AccuracyRow) => (row.byExecution ? `${row.id} *` : row.id)
+
+function limitTable(rows: readonly AccuracyRow[]): Table {
+  return {
+    headings: [
+      'Rule',
+      'Algorithm',
+      'Requests',
+      'Admitted',
+      'Oracle admitted',
+      'Difference',
+      'Worst over-admission',
+      'Worst under-admission',
+    ],
+    rows: rows.map((row) => {
+      const difference = row.allowed - row.oracleAllowed
+      return [
+        name(row),
+        row.algorithm,
+        String(row.requests),
+        String(row.allowed),
+        String(row.oracleAllowed),
+        `${signed(difference)} (${signed(difference / Math.max(1, row.oracleAllowed), percent)})`,
+        `${units(row.overshoot)} (${percent(row.overshoot / row.limit)})`,
+        units(row.agreement.underAdmission),
+      ]
+    }),
+  }
+}
+
+function agreementTable(rows: readonly AccuracyRow[]): Table {
+  return {
+    headings: [
+      'Rule',
+      'Disagreed',
+      'Wrongly allowed',
+      'Wrongly denied',
+      ...BANDS.map((band) => `Window ${band.label} full`),
+      'Keys within the limit',
+    ],
+    rows: rows.map(({ agreement: a, ...row }) => [
+      name(row as AccuracyRow),
+      share(disagreements(a.all), a.all.judged),
+      String(a.all.wronglyAllowed),
+      String(a.all.wronglyDenied),
+      ...a.bands.map(bandCell),
+      a.keysWithinLimit === 0
+        ? 'no such key'
+        : `${bandCell(a.withinLimit)}, ${a.keysWithinLimit} of ${a.keys} keys`,
+    ]),
+  }
+}
+
+/** What the measures mean, listed above the tables. */
+export const ACCURACY_NOTES = [
+  'Oracle: an exact sliding log run on the same requests (admit iff the units it admitted for the key in (t − period, t] plus the cost ≤ limit).',
+  'Difference: requests admitted less the oracle’s, and as a share of the oracle’s.',
+  'Worst over-admission: the most units one key had admitted in any window (t − period, t], less the limit (0 if never over).',
+  'Worst under-admission: the most room (limit − units the rule had admitted in the window) it left when it denied a request that fitted (0 if it never did).',
+  'Same history: each decision judged against an exact sliding log of what the rule itself had admitted: would an exact sliding-window limiter with that past have decided otherwise? Comparing with the oracle instead mixes in the drift of two histories once they first differ. Fixed windows and buckets do not promise a sliding window, so their wrongly allowed requests are by design; the sliding-window counter promises to approximate one.',
+  'Window bands: how full the rule’s own window was before the request (units in it ÷ limit: [0, 50 %), [50 %, 90 %), [90 %, 100 %), 100 % or more); each cell is the disagreements among the requests in that band.',
+  'Keys within the limit: the requests of keys whose traffic never exceeded the limit (the oracle denied none of them), the kind of traffic Cloudflare’s published 0.003 % for its sliding-window counter was mostly made of.',
+  'The shaper (*) is judged by execution (arrival + delay: what the origin sees) for what it admitted, and at arrival for what it denied; a denial behind a queue counts as a full window, since denying then is its queue’s policy (`burst`, `maxWait`).',
 ]
 
-/** The note above the table: what the columns measure. */
-export const ACCURACY_NOTE =
-  'Oracle: an exact sliding log (admit iff units admitted in (t − period, t] plus the cost ≤ limit). ' +
-  'Wrongly allowed/denied: share of all requests decided differently from the oracle; once ' +
-  'a rule has admitted other requests than the oracle, their histories differ, so these ' +
-  'shares measure divergence, not only mistakes. ' +
-  'Worst overshoot: the most units admitted in any window (t − period, t], less the limit. ' +
-  'Judged by arrival time, except the shaper (marked *): its admitted units are counted at ' +
-  'execution time (arrival + delayMs).'
-
-function cells(row: AccuracyRow): string[] {
-  const share = (n: number) => `${percent(n / Math.max(1, row.requests))} (${n})`
-  return [
-    row.byExecution ? `${row.id} *` : row.id,
-    row.algorithm,
-    String(row.requests),
-    String(row.allowed),
-    String(row.oracleAllowed),
-    share(row.wronglyAllowed),
-    share(row.wronglyDenied),
-    `${row.overshoot} units (${percent(row.overshoot / row.limit)} of ${row.limit})`,
-  ]
+function toMarkdown({ headings, rows }: Table): string {
+  const line = (values: string[]) => `| ${values.join(' | ')} |`
+  const align = headings.map((_, i) =>
+    i === 0 || (i === 1 && headings[1] === 'Algorithm') ? '---' : '---:'
+  )
+  return [line(headings), line(align), ...rows.map(line)].join('\n')
 }
 
 /**
- * The table as Markdown, under a title and the note.
+ * The tables as Markdown, under a title and the notes.
  *
  * @param rows - one per rule
- * @param notes - extra lines (e.g. skipped rules), listed under the table
+ * @param notes - extra lines (traffic, identical rules, skipped rules), listed under the tables
  */
 export function accuracyMarkdown(rows: readonly AccuracyRow[], notes: readonly string[]): string {
-  const line = (values: string[]) => `| ${values.join(' | ')} |`
-  const table = [
-    line(HEADINGS),
-    line(HEADINGS.map((_, i) => (i < 2 ? '---' : '---:'))),
-    ...rows.map((row) => line(cells(row))),
-  ]
   const extra = notes.length > 0 ? `\n${notes.map((note) => `- ${note}`).join('\n')}\n` : ''
-  return `# Accuracy against an exact sliding log\n\n${ACCURACY_NOTE}\n\n${table.join('\n')}\n${extra}`
+  return [
+    '# Accuracy against an exact sliding log\n',
+    `${ACCURACY_NOTES.map((note) => `- ${note}`).join('\n')}\n`,
+    '## Admitted against the exact limit\n',
+    `${toMarkdown(limitTable(rows))}\n`,
+    '## Decisions judged on the same history\n',
+    `${toMarkdown(agreementTable(rows))}\n${extra}`,
+  ].join('\n')
 }
 
 /**
- * The table as aligned plain text, for the terminal.
+ * The tables as aligned plain text, for the terminal.
  *
  * @param rows - one per rule
  */
 export function accuracyText(rows: readonly AccuracyRow[]): string {
-  const table = [HEADINGS, ...rows.map(cells)]
-  const widths = HEADINGS.map((_, c) => Math.max(...table.map((r) => r[c]!.length)))
-  const format = (r: string[]) =>
-    r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')
-  const rule = widths.map((w) => '-'.repeat(w)).join('  ')
-  return [format(HEADINGS), rule, ...table.slice(1).map(format)].join('\n').replace(/ +$/gm, '')
+  return [limitTable(rows), agreementTable(rows)].map(toText).join('\n\n')
 }
 
-function percent(fraction: number): string {
-  return `${(Math.round(fraction * 10000) / 100).toFixed(2)}%`
+function toText({ headings, rows }: Table): string {
+  const table = [headings, ...rows]
+  const widths = headings.map((_, c) => Math.max(...table.map((r) => r[c]!.length)))
+  const left = (c: number) => c === 0 || (c === 1 && headings[1] === 'Algorithm')
+  const format = (r: string[]) =>
+    r.map((cell, c) => (left(c) ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ')
+  return [format(headings), rule, ...rows.map(format)].join('\n').replace(/ +$/gm, '')
+}
+
+function bandCell(counts: Tally): string {
+  return counts.judged === 0 ? '—' : share(disagreements(counts), counts.judged)
+}
+
+function share(n: number, of: number): string {
+  return `${percent(n / Math.max(1, of), 3)} (${n} of ${of})`
+}
+
+function units(n: number): string {
+  return `${n} ${n === 1 ? 'unit' : 'units'}`
+}
+
+function signed(n: number, format: (n: number) => string = String): string {
+  return n > 0 ? `+${format(n)}` : format(n)
+}
+
+function percent(fraction: number, decimals = 2): string {
+  const scale = 10 ** (decimals + 2)
+  return `${(Math.round(fraction * scale) / 10 ** decimals).toFixed(decimals)}%`
 }
