@@ -20,6 +20,9 @@ import type { RulesContext, RulesSource, RulesStatus } from './source'
 export { RULES_KV_KEY, LAST_GOOD_KV_KEY } from './rules-store'
 export { staticRules, type RulesContext, type RulesSource, type RulesStatus } from './source'
 
+/** How long the first requests of an isolate wait for its first KV read before the bundled rules serve. */
+export const FIRST_READ_WAIT_MS = 2000
+
 const SOURCE = `kv:${RULES_KV_KEY}`
 const LAST_GOOD_SOURCE = `kv:${LAST_GOOD_KV_KEY}`
 
@@ -48,14 +51,21 @@ export class KvRulesSource implements RulesSource {
   #generation = 0
   #checkedAtMs = Number.NEGATIVE_INFINITY
   #reading: Promise<void> | undefined
+  readonly #wait: (ms: number) => Promise<void>
 
   /**
    * @param fallback - the default rules, parsed on first use
    * @param now - the clock (tests pass their own)
+   * @param wait - resolves after `ms` (tests pass their own)
    */
-  constructor(fallback: () => RuleSet, now: () => number = Date.now) {
+  constructor(
+    fallback: () => RuleSet,
+    now: () => number = Date.now,
+    wait: (ms: number) => Promise<void> = (ms) => scheduler.wait(ms)
+  ) {
     this.#fallback = fallback
     this.#now = now
+    this.#wait = wait
   }
 
   /** @inheritdoc */
@@ -70,8 +80,24 @@ export class KvRulesSource implements RulesSource {
       // Kept alive past this request: others may be waiting on the same read.
       context.waitUntil(this.#reading)
     }
-    if (!this.#held) await this.#reading
+    if (!this.#held) await this.#firstRead()
     return this.status().ruleSet
+  }
+
+  /**
+   * Waits for the isolate's first read, at most {@link FIRST_READ_WAIT_MS}: a KV read that hangs
+   * must not hold every request. Past that the bundled rules serve until the read lands (a later
+   * document, even one without a revision, replaces them then).
+   */
+  async #firstRead(): Promise<void> {
+    const late = Symbol('late')
+    const outcome = await Promise.race([
+      this.#reading,
+      this.#wait(FIRST_READ_WAIT_MS).then(() => late),
+    ])
+    if (outcome !== late || this.#held) return
+    this.#take(this.#bundled(), 0)
+    log('rules-read-slow', { waitedMs: FIRST_READ_WAIT_MS, ...this.#inForce() })
   }
 
   /** @inheritdoc */

@@ -1,7 +1,13 @@
 import { env } from 'cloudflare:workers'
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest'
 import { UNENFORCED_HEADER } from '../../src/http/rate-limit'
-import { kvRules, RULES_KV_KEY, type RulesContext } from '../../src/provider/rules-source'
+import {
+  FIRST_READ_WAIT_MS,
+  KvRulesSource,
+  kvRules,
+  RULES_KV_KEY,
+  type RulesContext,
+} from '../../src/provider/rules-source'
 import { parseRules } from '../../src/rules'
 import { client } from '../support/http'
 
@@ -86,6 +92,33 @@ describe.each(['open', 'closed'] as const)('KV faults, rules failing %s', (failM
     expect(answer).toMatchObject({ rules: [{ id: `kept-${failMode}` }] })
     land()
     await Promise.all(pending.splice(0))
+  })
+
+  it('a first read that hangs holds requests at most FIRST_READ_WAIT_MS, then the bundled rules serve until it lands', async () => {
+    const { kv, set, land } = faultyKv()
+    await env.RULES.put(RULES_KV_KEY, JSON.stringify(doc(`late-${failMode}`, failMode)))
+    set('slow')
+    const waits: number[] = []
+    let elapse = (): void => {}
+    const wait = (ms: number) => {
+      waits.push(ms)
+      return new Promise<void>((resolve) => (elapse = resolve))
+    }
+    const source = new KvRulesSource(
+      () => parseRules(doc('bundled', failMode), 'bundled'),
+      Date.now,
+      wait
+    )
+    const pending: Promise<unknown>[] = []
+    const context: RulesContext = { kv, refreshMs: 60_000, waitUntil: (p) => pending.push(p) }
+    const first = source.get(context)
+    await vi.waitFor(() => expect(waits).toEqual([FIRST_READ_WAIT_MS]))
+    elapse()
+    expect((await first).rules[0]!.id).toBe('bundled')
+    expect(logged('rules-read-slow')).toBe(false) // a log line, not an error
+    land()
+    await Promise.all(pending.splice(0))
+    expect((await source.get(context)).rules[0]!.id).toBe(`late-${failMode}`)
   })
 
   it('through the app, KV down from the start: the defaults are enforced, not failed', async () => {
