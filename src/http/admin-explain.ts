@@ -97,11 +97,7 @@ export async function explain(
   for (const rule of matchRules(ruleSet, facts)) {
     const check = plan.checks.find((c) => c.rule === rule)
     if (check) {
-      const decision = await peek(
-        namespace,
-        { ruleId: rule.id, key: check.key, policy: check.policy },
-        timeoutMs
-      )
+      const decision = await peek(namespace, check, timeoutMs)
       const wouldAllow = decision.allowed && decision.remaining >= check.cost
       rules.push({
         rule: rule.id,

@@ -80,7 +80,7 @@ export function adminApi(options: AdminOptions): MiddlewareHandler {
         if (method === 'GET') {
           const decision = await peek(
             options.namespaceOf(c),
-            { ruleId: found.rule.id, key: found.key, policy: found.rule.policy },
+            { ...found, policy: found.rule.policy },
             timeoutMs
           )
           return Response.json({
@@ -91,11 +91,7 @@ export function adminApi(options: AdminOptions): MiddlewareHandler {
           })
         }
         if (method === 'DELETE') {
-          await resetKey(
-            options.namespaceOf(c),
-            { ruleId: found.rule.id, key: found.key },
-            timeoutMs
-          )
+          await resetKey(options.namespaceOf(c), found, timeoutMs)
           return Response.json({ rule: found.rule.id, key: found.key, reset: true })
         }
         return notAllowed('GET, DELETE')

@@ -5,7 +5,7 @@
  * Objects like any rule, under a rule id no rules document can use.
  */
 import type { SlidingLogPolicy } from '../algorithms'
-import { limit, peek, type LimiterNamespace } from '../limiter/client'
+import { charge, peek, type LimiterNamespace } from '../limiter/client'
 import { bearerToken, tokenMatches } from './credentials'
 import { clientAddress } from './facts'
 import { problemResponse } from './problem'
@@ -60,7 +60,7 @@ export async function authorize(
   if (presented === '') return unauthorized(options.name)
   const address = clientAddress(request.headers.get('cf-connecting-ip')) ?? 'unknown'
   const call = {
-    ruleId: AUTH_FAILURE_RULE,
+    rule: { id: AUTH_FAILURE_RULE },
     key: `${AUTH_FAILURE_RULE}|${encodeURIComponent(address)}`,
     policy: AUTH_FAILURE_POLICY,
   }
@@ -72,7 +72,7 @@ export async function authorize(
     if (state && state.remaining === 0) return tooManyFailures(remember(call.key, state.resetAtMs))
   }
   if (await tokenMatches(presented, options.secret)) return undefined
-  const result = await limit(
+  const result = await charge(
     options.namespace,
     { ...call, cost: 1, failMode: 'open' },
     options.timeoutMs

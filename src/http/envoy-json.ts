@@ -8,7 +8,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { BadRequestError, LimiterUnavailableError } from '../errors'
-import { limit, type LimiterNamespace } from '../limiter/client'
+import { charge, type LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { envoyResponse, parseEnvoyRequest, planEnvoy } from '../rules'
 import type { Decision } from '../types'
@@ -19,6 +19,9 @@ import { readTextCapped } from './body'
 import type { SecretVars } from './credentials'
 import { problemResponse } from './problem'
 import { readSettings, type SettingsVars } from './settings'
+
+/** Whose counters these are, for Durable Object names and logs. */
+const ENVOY_RULE = { id: 'envoy' }
 
 /** The largest request body taken. */
 const MAX_BODY_BYTES = 64 * 1024
@@ -70,9 +73,9 @@ export function envoyJson(options: {
         slots.map(async (slot) => {
           if (slot.kind !== 'check') return undefined
           const { key, policy, hits } = slot.check
-          const result = await limit(
+          const result = await charge(
             namespace,
-            { ruleId: 'envoy', key, policy, cost: hits, failMode: 'closed' },
+            { rule: ENVOY_RULE, key, policy, cost: hits, failMode: 'closed' },
             settings.limiterTimeoutMs
           )
           return result.enforced ? result.decision : undefined

@@ -148,25 +148,23 @@ export const rateLimit = (
       return unavailable(failedClosed)
     }
     c.set('rateLimit', { decisions, unenforced })
-    const shown = ruleSet.shadowHeaders ? decisions : decisions.filter(({ shadow }) => !shadow)
+    const shown = ruleSet.shadowHeaders ? decisions : decisions.filter(({ check }) => !check.shadow)
     const headers = rateLimitHeaders(shown, Date.now(), headerMode)
     if (unenforced.length > 0) headers.push([UNENFORCED_HEADER, unenforced.join(', ')])
 
     const denied: RuleDecision[] = []
     for (const item of decisions) {
       if (item.decision.allowed) continue
-      if (!item.shadow) denied.push(item)
+      if (!item.check.shadow) denied.push(item)
       else
         log('warn', 'rate-limit-would-deny', {
-          rule: item.rule.id,
+          rule: item.check.rule.id,
           retryAfterMs: item.decision.retryAfterMs,
         })
     }
     if (denied.length > 0) {
       waitUntil(c, release())
-      const waitedOut = denied.filter(
-        ({ decision }) => (decision as { timedOut?: boolean }).timedOut
-      )
+      const waitedOut = denied.filter(({ decision }) => decision.timedOut)
       if (waitedOut.length === denied.length) return withHeaders(queueTimeout(waitedOut), headers)
       const retryAfterMs = Math.max(...denied.map(({ decision }) => decision.retryAfterMs))
       const response = options.onLimited
@@ -177,14 +175,14 @@ export const rateLimit = (
 
     const delayMs = Math.max(
       0,
-      ...decisions.map(({ decision, shadow }) => (shadow ? 0 : (decision.delayMs ?? 0)))
+      ...decisions.map(({ check, decision }) => (check.shadow ? 0 : (decision.delayMs ?? 0)))
     )
     if (delayMs > 0) {
       // A leaky-bucket shaper admitted the request for a later slot: hold it until then.
       headers.push([DELAY_HEADER, String(delayMs)])
       log('warn', 'rate-limit-shaped', {
         delayMs,
-        rules: decisions.filter((d) => d.decision.delayMs).map((d) => d.rule.id),
+        rules: decisions.filter((d) => d.decision.delayMs).map((d) => d.check.rule.id),
       })
       await (options.wait ?? ((ms: number) => scheduler.wait(ms)))(delayMs)
     }

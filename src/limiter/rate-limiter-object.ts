@@ -61,7 +61,7 @@ export class RateLimiterObject extends DurableObject<Env> {
    *
    * @param policy - the concurrency limit
    */
-  async acquire(policy: ConcurrencyPolicy): Promise<Decision & { timedOut?: boolean }> {
+  async acquire(policy: ConcurrencyPolicy): Promise<Decision> {
     const deadline = Date.now() + policy.maxWaitMs
     let decision = this.consume(policy, 1)
     if (decision.allowed || this.#waiters.length >= policy.queue) return decision

@@ -4,15 +4,19 @@
  */
 import { BadRequestError } from '../errors'
 import type { Policy } from '../algorithms'
-import type { RequestFacts } from '../types'
+import type { FailMode, RequestFacts } from '../types'
 import { requestCost } from './cost'
 import { limitKey } from './key'
 import { matches } from './match'
 import type { Rule, RuleSet } from './parse'
 import { tierPolicy } from './tiers'
 
-/** One key to charge. */
+/**
+ * One key to charge. It is what the limiter client takes (`ChargeCall` in `limiter/client.ts`),
+ * and, paired with its decision, what the headers, the 429 and the slot release read.
+ */
 export interface Check {
+  /** The rule; its id names the key's Durable Object. */
   rule: Rule
   /** The policy to apply: the rule's, or its tier's. */
   policy: Policy
@@ -22,6 +26,8 @@ export interface Check {
   cost: number
   /** Counted, but a denial only logs "would deny". */
   shadow: boolean
+  /** What happens when no decision can be had: the rule's, but `open` in shadow (never blocks). */
+  failMode: FailMode
 }
 
 /** The plan for a request. */
@@ -77,7 +83,7 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
     const policy = rule.tiers
       ? tierPolicy(rule.policy, rule.tiers, rule.explicitBurst, facts)
       : rule.policy
-    checks.push({ rule, policy, key, cost, shadow })
+    checks.push({ rule, policy, key, cost, shadow, failMode: shadow ? 'open' : rule.failMode })
   }
   const plan: Plan = { action: 'limit', checks }
   if (denied !== undefined) plan.wouldDeny = denied
