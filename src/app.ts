@@ -4,11 +4,11 @@
  */
 import { Hono } from 'hono/tiny'
 import bundledRules from '../rules.json'
+import { HttpError, problemResponse } from './errors'
 import { adminApi } from './http/admin'
 import { envoyJson } from './http/envoy-json'
 import { carriesLimiterSecret, secretRefused } from './http/credentials'
 import { forwardToOrigin, withoutMethodOverride } from './http/origin'
-import { problemResponse } from './http/problem'
 import { rateLimit, type RateLimitBindings, type RateLimitOptions } from './http/rate-limit'
 import { readSettings } from './http/settings'
 import { kvRules, staticRules } from './provider/rules-source'
@@ -39,7 +39,9 @@ export function createApp(
     return forwardToOrigin(request, settings.origin)
   })
   app.onError((error) => {
-    // Whatever went wrong, the limiter answers with a problem, not a bare 500.
+    // The one place a thrown error becomes a response: an `HttpError` knows its own.
+    if (error instanceof HttpError) return error.getResponse()
+    // Whatever else went wrong, the limiter answers with a problem, not a bare 500.
     console.error(
       JSON.stringify({
         event: 'internal-error',

@@ -35,6 +35,7 @@ export async function chargeAll(
       charge(namespace, check, timeoutMs).then(
         (result): { check: Check; result: ChargeResult } => ({ check, result }),
         (error: unknown) => {
+          // Kept, not thrown: one 503 names every rule that failed closed, after all have answered.
           if (error instanceof LimiterUnavailableError) return { check, error }
           throw error
         }

@@ -5,7 +5,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { BadRequestError } from '../errors'
+import { HttpError } from '../errors'
 import type { LimiterNamespace } from '../limiter/client'
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import { planRequest, type Plan, type RuleSet } from '../rules'
@@ -16,7 +16,6 @@ import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
 import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
 import {
-  badRequest,
   forbidden,
   queueTimeout,
   releaseWhenDone,
@@ -115,7 +114,9 @@ export const rateLimit = (
       }
       plan = planRequest(ruleSet, facts)
     } catch (error) {
-      if (error instanceof BadRequestError) return badRequest(error)
+      // A request the rules cannot read (a `BadRequestError`) is answered here, not thrown: a
+      // library user's app then needs no error handler for it.
+      if (error instanceof HttpError) return error.getResponse()
       throw error
     }
     if (plan.action === 'deny') return forbidden(plan.denied)

@@ -2,10 +2,9 @@
  * @module http/responses
  * The responses the limiter answers with itself, and the header merge for those it passes on.
  */
-import type { LimiterUnavailableError, BadRequestError } from '../errors'
+import { problemResponse, type LimiterUnavailableError } from '../errors'
 import type { Check } from '../rules'
 import { retryAfterSeconds, type HeaderEntry, type RuleDecision } from './headers'
-import { problemResponse } from './problem'
 import { relaySocket } from './websocket'
 
 /** The default 429: an RFC 9457 problem naming the rule that denied the request. */
@@ -22,17 +21,6 @@ export function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): R
     rule: rule.id,
     retry_after: seconds,
     'violated-policies': denied.map(({ check }) => check.rule.id),
-  })
-}
-
-/** The 400 of a request that carries a key or cost a rule cannot use. */
-export function badRequest(error: BadRequestError): Response {
-  const rule = error.rule === undefined ? '' : ` Rule "${error.rule}" reads ${error.field}.`
-  return problemResponse({
-    title: 'Bad Request',
-    status: 400,
-    detail: `${error.message}${rule}`,
-    ...(error.rule === undefined ? {} : { rule: error.rule }),
   })
 }
 
