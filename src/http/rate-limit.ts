@@ -120,8 +120,11 @@ export const rateLimit = (
       throw error
     }
     if (plan.action === 'deny') return forbidden(plan.denied)
-    if (plan.action === 'limit' && plan.unreadable !== undefined) {
-      log('warn', 'rate-limit-would-deny', { rules: plan.unreadable, reason: 'bad request' })
+    const unreadable =
+      plan.action === 'limit' ? plan.skipped.filter(({ why }) => why === 'unreadable') : []
+    if (unreadable.length > 0) {
+      const rules = unreadable.map(({ rule }) => rule.id)
+      log('warn', 'rate-limit-would-deny', { rules, reason: 'bad request' })
     }
     if (plan.action === 'limit' && plan.wouldDeny !== undefined) {
       log('warn', 'deny-list-would-deny', { match: plan.wouldDeny })
