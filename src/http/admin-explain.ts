@@ -10,7 +10,8 @@ import { planRequest, type Check, type RuleSet, type Skipped } from '../rules'
 import { verifiedClaims } from './claims'
 import type { RequestFacts } from '../types'
 import { requestFacts } from './facts'
-import { readSettings, type SettingsVars } from './settings'
+import { readSettings } from './settings'
+import type { RateLimitBindings } from './wiring'
 
 /** The request to explain. */
 export const ExplainSchema = v.strictObject({
@@ -57,7 +58,7 @@ export async function explain(
   input: v.InferOutput<typeof ExplainSchema>,
   ruleSet: RuleSet,
   namespace: LimiterNamespace,
-  env: object | undefined,
+  env: RateLimitBindings | undefined,
   timeoutMs: number
 ): Promise<Record<string, unknown>> {
   let request: Request
@@ -73,7 +74,7 @@ export async function explain(
   }
   let facts: RequestFacts
   try {
-    facts = requestFacts(request, readSettings(env as SettingsVars | undefined).methodOverride)
+    facts = requestFacts(request, readSettings(env).methodOverride)
   } catch (error) {
     // Caught on purpose: the explanation describes the 400 such a request gets.
     if (!(error instanceof BadRequestError)) throw error

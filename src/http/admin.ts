@@ -10,12 +10,11 @@
  *   DELETE /keys/<rule>/<v>/…     reset a key
  *   POST   /explain               what the rules would do with a described request
  */
-import type { Context, MiddlewareHandler } from 'hono'
+import type { MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
 import { HttpError } from '../errors'
 import { JSON_BOUNDS, jsonBoundsProblem } from '../rules'
-import { peek, resetKey, type LimiterNamespace } from '../limiter/client'
-import type { RulesSource } from '../provider/rules-source'
+import { peek, resetKey } from '../limiter/client'
 import { explain, ExplainSchema } from './admin-explain'
 import { getRules, putRules } from './admin-rules'
 import { keyOf } from './admin-access'
@@ -23,19 +22,11 @@ import { spellsPrefix } from './admin-path'
 import { authorize } from './auth-failures'
 import { rulesContext } from './context'
 import { readTextCapped } from './body'
-import type { SecretVars } from './credentials'
-import { readSettings, type SettingsVars } from './settings'
+import { readSettings } from './settings'
+import type { LimiterEnv, Wiring } from './wiring'
 
 /** The largest `POST /explain` body. */
 const MAX_EXPLAIN_BYTES = 64 * 1024
-
-/** What the admin API needs from the app. */
-export interface AdminOptions {
-  /** The same rules source the limiter uses. */
-  source: RulesSource
-  /** Where to read the rules source's KV namespace and the Durable Objects from. */
-  namespaceOf: (c: Context) => LimiterNamespace
-}
 
 /**
  * The admin API, as a middleware that answers everything under the prefix and passes the rest
@@ -43,9 +34,9 @@ export interface AdminOptions {
  *
  * @param options - the rules source and Durable Object namespace the limiter uses
  */
-export function adminApi(options: AdminOptions): MiddlewareHandler {
+export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
   return async function adminApi(c, next) {
-    const env = c.env as (SettingsVars & SecretVars & { RULES?: KVNamespace }) | undefined
+    const env = c.env
     const settings = readSettings(env)
     // The path as sent (Hono's `c.req.path` is already decoded), so odd spellings stay visible.
     const path = new URL(c.req.url).pathname

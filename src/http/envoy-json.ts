@@ -6,17 +6,16 @@
  * (not the admin token: a caller that may spend quotas must not be able to rewrite the rules),
  * since an open endpoint at the edge would let anyone spend other clients' quotas.
  */
-import type { Context, MiddlewareHandler } from 'hono'
+import type { MiddlewareHandler } from 'hono'
 import { BadRequestError } from '../errors'
-import { charge, type LimiterNamespace } from '../limiter/client'
-import type { RulesSource } from '../provider/rules-source'
+import { charge } from '../limiter/client'
 import { envoyResponse, parseEnvoyRequest, planEnvoy } from '../rules'
 import type { Decision } from '../types'
 import { authorize } from './auth-failures'
 import { rulesContext } from './context'
 import { readTextCapped } from './body'
-import type { SecretVars } from './credentials'
-import { readSettings, type SettingsVars } from './settings'
+import { readSettings } from './settings'
+import type { LimiterEnv, Wiring } from './wiring'
 
 /** Whose counters these are, for Durable Object names and logs. */
 const ENVOY_RULE = { id: 'envoy' }
@@ -31,12 +30,9 @@ const MAX_BODY_BYTES = 64 * 1024
  *
  * @param options - the rules source and Durable Object namespace the limiter uses
  */
-export function envoyJson(options: {
-  source: RulesSource
-  namespaceOf: (c: Context) => LimiterNamespace
-}): MiddlewareHandler {
+export function envoyJson(options: Wiring): MiddlewareHandler<LimiterEnv> {
   return async function envoyJson(c, next) {
-    const env = c.env as (SettingsVars & SecretVars & { RULES?: KVNamespace }) | undefined
+    const env = c.env
     const settings = readSettings(env)
     if (c.req.method !== 'POST' || c.req.path !== settings.decisionPath) return next()
     const ruleSet = await options.source.get(rulesContext(c, settings))

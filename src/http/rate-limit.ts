@@ -7,10 +7,9 @@ import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { HttpError } from '../errors'
 import type { LimiterNamespace } from '../limiter/client'
-import { staticRules, type RulesSource } from '../provider/rules-source'
+import type { RulesSource } from '../provider/rules-source'
 import { planRequest, type Plan, type RuleSet } from '../rules'
 import { chargeAll, releaseSlots } from './charge'
-import type { SecretVars } from './credentials'
 import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
@@ -23,13 +22,10 @@ import {
   unavailable,
   withHeaders,
 } from './responses'
-import { readSettings, type HeaderMode, type SettingsVars } from './settings'
+import { readSettings, type HeaderMode } from './settings'
+import { wire, type LimiterEnv } from './wiring'
 
-/** The bindings the middleware reads by default. */
-export interface RateLimitBindings extends SettingsVars, SecretVars {
-  LIMITER: LimiterNamespace
-  RULES?: KVNamespace
-}
+export type { RateLimitBindings } from './wiring'
 
 /** What the middleware found, for handlers downstream (`c.get('rateLimit')`). */
 export interface RateLimitState {
@@ -58,9 +54,12 @@ export interface RateLimitOptions {
   headers?: HeaderMode
   /** Longest wait for a Durable Object (ms). @default c.env.LIMITER_TIMEOUT_MS, else 1000 */
   timeoutMs?: number
-  /** Builds the 429 response instead of the default problem+json. */
   /** How a shaped request waits (tests pass their own). @default scheduler.wait */
   wait?: (ms: number) => Promise<void>
+  /**
+   * Builds the 429 response instead of the default problem+json, from the denying rules'
+   * `{ check, decision }` and the longest wait among them.
+   */
   onLimited?: (
     c: Context,
     denied: RuleDecision[],
@@ -93,13 +92,10 @@ export const UNENFORCED_HEADER = 'X-RateLimit-Unenforced'
  * app.use('/api/*', rateLimit({ rules: parseRules(myRules, 'my-rules') }))
  * ```
  */
-export const rateLimit = (
-  options: RateLimitOptions
-): MiddlewareHandler<{ Bindings: RateLimitBindings }> => {
-  const source = toSource(options.rules)
-  const namespaceOf: (c: Context) => LimiterNamespace = options.limiter ?? ((c) => c.env.LIMITER)
+export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterEnv> => {
+  const { source, namespaceOf } = wire(options.rules, options.limiter)
 
-  return createMiddleware<{ Bindings: RateLimitBindings }>(async function rateLimit(c, next) {
+  return createMiddleware<LimiterEnv>(async function rateLimit(c, next) {
     const settings = readSettings(c.env)
     const headerMode = options.headers ?? settings.headers
     const timeoutMs = options.timeoutMs ?? settings.limiterTimeoutMs
@@ -202,10 +198,6 @@ export const rateLimit = (
     c.res = undefined
     c.res = response
   })
-}
-
-function toSource(rules: RuleSet | RulesSource): RulesSource {
-  return 'get' in rules ? rules : staticRules(rules)
 }
 
 /** One JSON log line. */

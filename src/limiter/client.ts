@@ -63,7 +63,7 @@ export async function charge(
       namespace.getByName(name).acquire(policy)
     )
   return chargeWith(call, timeoutMs, (name) =>
-    withRetry(() => namespace.getByName(name).consume(policy, cost))
+    withRetry(() => namespace.getByName(name).charge(policy, cost))
   )
 }
 
@@ -122,7 +122,7 @@ export async function peek(
 ): Promise<Decision> {
   const name = await objectName(key.rule.id, key.key)
   return withTimeout(
-    withRetry(() => namespace.getByName(name).consume(key.policy, 0)),
+    withRetry(() => namespace.getByName(name).charge(key.policy, 0)),
     timeoutMs
   ).catch(toUnavailable)
 }

@@ -2,7 +2,8 @@
  * @module rules
  * Rules as data: validation, matching, keys.
  */
-export { parseRules, parseRulesText, type Rule, type RuleSet } from './parse'
+export { parseRules, parseRulesText } from './parse'
+export type { Rule, RuleSet } from './types'
 export { compilePathPattern } from './match'
 export { limitKey, pathKeyValue } from './key'
 export { parseDuration, formatDuration } from './duration'

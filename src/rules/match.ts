@@ -5,7 +5,7 @@
 import type { RequestFacts } from '../types'
 import { fieldValue } from './fields'
 import { compileGlob, type Glob } from './glob'
-import type { Matcher } from './parse'
+import type { Matcher } from './types'
 import { patternPath, routeOf } from './path'
 
 /** The spellings of a request path that path patterns are tried against. */

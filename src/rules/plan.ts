@@ -8,7 +8,7 @@ import type { FailMode, RequestFacts } from '../types'
 import { requestCost } from './cost'
 import { limitKey } from './key'
 import { matches, pathView } from './match'
-import type { Rule, RuleSet } from './parse'
+import type { Rule, RuleSet } from './types'
 import { tierPolicy } from './tiers'
 
 /**
