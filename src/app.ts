@@ -4,14 +4,15 @@
  */
 import { Hono } from 'hono/tiny'
 import bundledRules from '../rules.json'
+import { HttpError, problemResponse } from './errors'
 import { adminApi } from './http/admin'
 import { envoyJson } from './http/envoy-json'
 import { carriesLimiterSecret, secretRefused } from './http/credentials'
 import { forwardToOrigin, withoutMethodOverride } from './http/origin'
-import { problemResponse } from './http/problem'
-import { rateLimit, type RateLimitBindings, type RateLimitOptions } from './http/rate-limit'
+import { rateLimit, type RateLimitOptions } from './http/rate-limit'
 import { readSettings } from './http/settings'
-import { kvRules, staticRules } from './provider/rules-source'
+import { wire, type LimiterEnv } from './http/wiring'
+import { kvRules } from './provider/rules-source'
 import { parseRules } from './rules'
 
 /**
@@ -20,16 +21,16 @@ import { parseRules } from './rules'
  *
  * @param options - middleware options; by default the bundled `rules.json` overridden by KV
  */
-export function createApp(
-  options: Partial<RateLimitOptions> = {}
-): Hono<{ Bindings: RateLimitBindings }> {
-  const app = new Hono<{ Bindings: RateLimitBindings }>()
-  const rules = options.rules ?? kvRules(() => parseRules(bundledRules, 'rules.json'))
-  const source = 'get' in rules ? rules : staticRules(rules)
-  const namespaceOf = options.limiter ?? ((c) => (c.env as RateLimitBindings).LIMITER)
-  app.use(adminApi({ source, namespaceOf }))
-  app.use(envoyJson({ source, namespaceOf }))
-  app.use(rateLimit({ ...options, rules: source }))
+export function createApp(options: Partial<RateLimitOptions> = {}): Hono<LimiterEnv> {
+  const app = new Hono<LimiterEnv>()
+  // One wiring for all three: the same rules source and counters.
+  const wiring = wire(
+    options.rules ?? kvRules(() => parseRules(bundledRules, 'rules.json')),
+    options.limiter
+  )
+  app.use(adminApi(wiring))
+  app.use(envoyJson(wiring))
+  app.use(rateLimit({ ...options, rules: wiring.source, limiter: wiring.namespaceOf }))
   app.all('*', async (c) => {
     // The limiter's own secrets never reach the origin, whatever path they were sent to.
     if (await carriesLimiterSecret(c.req.raw.headers, c.env)) return secretRefused()
@@ -39,7 +40,9 @@ export function createApp(
     return forwardToOrigin(request, settings.origin)
   })
   app.onError((error) => {
-    // Whatever went wrong, the limiter answers with a problem, not a bare 500.
+    // The one place a thrown error becomes a response: an `HttpError` knows its own.
+    if (error instanceof HttpError) return error.getResponse()
+    // Whatever else went wrong, the limiter answers with a problem, not a bare 500.
     console.error(
       JSON.stringify({
         event: 'internal-error',

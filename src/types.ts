@@ -22,6 +22,11 @@ export interface Decision {
   delayMs?: number
   /** A concurrency limit's slot, to release when the origin's response ends. */
   leaseId?: string
+  /**
+   * A concurrency limit's denial after the request waited its `maxWait` in the key's queue and
+   * no slot came free: answered 504, not 429.
+   */
+  timedOut?: boolean
 }
 
 /**

@@ -72,4 +72,18 @@ describe('the limiter mounted by another Hono Worker', () => {
     const response = await kvApp.request('/', {}, env, createExecutionContext())
     expect(response.headers.get('RateLimit-Policy')).toBe('"lib-kv";q=7;w=60')
   })
+
+  it("answers a request the rules cannot read with its own 400, whatever the app's onError", async () => {
+    const keyed = new Hono<{ Bindings: RateLimitBindings }>()
+    const byKey = { id: 'lib-keyed', key: ['query:k'], algorithm: 'fixed-window', limit: 5 }
+    keyed.use(
+      rateLimit({ rules: parseRules({ version: 1, rules: [{ ...byKey, period: '1m' }] }, 'k') })
+    )
+    keyed.get('/', (c) => c.text('ok'))
+    keyed.onError(() => new Response('the app saw it', { status: 500 }))
+    const response = await keyed.request('/?k=a&k=b', {}, env)
+    expect(response.status).toBe(400)
+    expect(response.headers.get('content-type')).toBe('application/problem+json')
+    expect(await response.json()).toMatchObject({ status: 400, rule: 'lib-keyed' })
+  })
 })

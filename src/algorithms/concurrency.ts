@@ -34,7 +34,7 @@ const MIN_RETRY_MS = 1_000
 
 /** The concurrency limit; a request (cost > 0) takes one slot, cost 0 only looks. */
 export const concurrency: Algorithm<ConcurrencyPolicy, ConcurrencyState> = {
-  consume(state, policy, nowMs, cost) {
+  charge(state, policy, nowMs, cost) {
     const live = (state?.leases ?? []).filter(([, expiresAtMs]) => expiresAtMs > nowMs)
     const allowed = cost === 0 || live.length < policy.limit
     const taking = allowed && cost > 0

@@ -22,7 +22,7 @@ export interface FixedWindowState {
 
 /** The fixed window counter. */
 export const fixedWindow: Algorithm<FixedWindowPolicy, FixedWindowState> = {
-  consume(state, policy, nowMs, cost) {
+  charge(state, policy, nowMs, cost) {
     const windowStartMs = Math.floor(nowMs / policy.periodMs) * policy.periodMs
     // A clock that went back stays in the window it had.
     const current =

@@ -18,7 +18,7 @@ export interface GcraState {
 
 /** GCRA. */
 export const gcra: Algorithm<GcraPolicy, GcraState> = {
-  consume(state, policy, nowMs, cost) {
+  charge(state, policy, nowMs, cost) {
     const interval = policy.periodMs / policy.limit
     const capacity = policy.burst * interval
     const tat = Math.max(state?.tatMs ?? nowMs, nowMs)

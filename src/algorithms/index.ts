@@ -33,35 +33,6 @@ export const ALGORITHMS = {
   concurrency,
 } as const satisfies { [N in AlgorithmName]: Algorithm<Extract<Policy, { algorithm: N }>, unknown> }
 
-/**
- * Runs the policy's algorithm. The state is opaque here: the caller stores whatever the
- * algorithm returned for this policy and hands it back unchanged.
- *
- * @param state - the stored state, or `undefined` for a key never seen (or expired)
- * @param policy - the limit to apply
- * @param nowMs - the current time, read once by the caller
- * @param cost - units to take (0 to only look)
- * @returns the next state and the decision
- */
-export function runAlgorithm(
-  state: unknown,
-  policy: Policy,
-  nowMs: number,
-  cost: number
-): Outcome<unknown> {
-  return algorithmOf(policy).consume(state, policy, nowMs, cost)
-}
-
-/**
- * When a stored state may be deleted (Unix ms).
- *
- * @param state - a state `runAlgorithm` returned for this policy
- * @param policy - the policy it was computed under
- */
-export function stateExpiresAtMs(state: unknown, policy: Policy): number {
-  return algorithmOf(policy).expiresAtMs(state, policy)
-}
-
 /** The registry's entry for a policy; the registry's type guarantees every name has one. */
 function algorithmOf(policy: Policy): Algorithm<Policy, unknown> {
   return ALGORITHMS[policy.algorithm] as unknown as Algorithm<Policy, unknown>
@@ -77,26 +48,29 @@ function algorithmOf(policy: Policy): Algorithm<Policy, unknown> {
  * @param cost - units to take (0 to only look)
  * @returns the next key state (the very object passed in when nothing changed) and the decision
  */
-export function consumeKey(
+export function chargeKey(
   key: KeyState | undefined,
   policy: Policy,
   nowMs: number,
   cost: number
 ): Outcome<KeyState> {
+  // The algorithm's state is opaque here: whatever it returned for this policy goes back to it.
+  const algorithm = algorithmOf(policy)
   return withPenalty(key, policy, nowMs, cost, (state, units) =>
-    runAlgorithm(state, policy, nowMs, units)
+    algorithm.charge(state, policy, nowMs, units)
   )
 }
 
 /**
  * When a stored key state may be deleted (Unix ms).
  *
- * @param key - a key state `consumeKey` returned for this policy
+ * @param key - a key state `chargeKey` returned for this policy
  * @param policy - the policy it was computed under
  */
 export function keyStateExpiresAtMs(key: KeyState, policy: Policy): number {
+  const { state } = key
   return keyExpiresAtMs(
     key,
-    key.state === undefined ? undefined : stateExpiresAtMs(key.state, policy)
+    state === undefined ? undefined : algorithmOf(policy).expiresAtMs(state, policy)
   )
 }

@@ -22,7 +22,7 @@ export interface LeakyBucketState {
 
 /** The leaky bucket, as a meter or a shaper. */
 export const leakyBucket: Algorithm<LeakyBucketPolicy, LeakyBucketState> = {
-  consume(state, policy, nowMs, cost) {
+  charge(state, policy, nowMs, cost) {
     const rate = policy.limit / policy.periodMs
     const drainsAt = Math.max(state?.drainsAtMs ?? nowMs, nowMs)
     const level = (drainsAt - nowMs) * rate

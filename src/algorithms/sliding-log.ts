@@ -20,7 +20,7 @@ export interface SlidingLogState {
 
 /** The sliding window log. */
 export const slidingLog: Algorithm<SlidingLogPolicy, SlidingLogState> = {
-  consume(state, policy, nowMs, cost) {
+  charge(state, policy, nowMs, cost) {
     const last = state?.entries.at(-1)?.[0] ?? Number.NEGATIVE_INFINITY
     // A clock that went back is read as no time passing.
     const atMs = Math.max(nowMs, last)

@@ -71,7 +71,7 @@ function allowedAtMs(state: SlidingWindowState, policy: SlidingWindowPolicy, cos
 
 /** The sliding-window counter. */
 export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> = {
-  consume(state, policy, nowMs, cost) {
+  charge(state, policy, nowMs, cost) {
     const current = advance(state, policy.periodMs, nowMs)
     // A clock that moved backwards is read as "no time has passed".
     const atMs = Math.max(nowMs, current.windowStartMs)

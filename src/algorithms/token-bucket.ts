@@ -47,7 +47,7 @@ function msUntil(tokens: number, target: number, policy: TokenBucketPolicy): num
 
 /** The token bucket. */
 export const tokenBucket: Algorithm<TokenBucketPolicy, TokenBucketState> = {
-  consume(state, policy, nowMs, cost) {
+  charge(state, policy, nowMs, cost) {
     const bucket = refill(state, policy, nowMs)
     const allowed = bucket.tokens + EPSILON >= cost
     const left = allowed ? Math.max(0, bucket.tokens - cost) : bucket.tokens

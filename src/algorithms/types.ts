@@ -98,7 +98,7 @@ export type AlgorithmName = Policy['algorithm']
 export interface Outcome<S> {
   /**
    * The state to store. It is the very object passed in (or `undefined` if none was) when
-   * nothing was consumed, so callers can skip the write.
+   * nothing was charged, so callers can skip the write.
    */
   state: S | undefined
   /** What was decided. */
@@ -111,7 +111,7 @@ export interface Algorithm<P extends Policy, S> {
    * Decides whether `cost` units may be taken now and returns the next state. A denied
    * request (or a cost of 0) leaves the state untouched.
    */
-  consume(state: S | undefined, policy: P, nowMs: number, cost: number): Outcome<S>
+  charge(state: S | undefined, policy: P, nowMs: number, cost: number): Outcome<S>
   /** When `state` becomes equivalent to no state at all (Unix ms): idle keys may be deleted then. */
   expiresAtMs(state: S, policy: P): number
 }

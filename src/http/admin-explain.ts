@@ -6,11 +6,12 @@
 import * as v from 'valibot'
 import { BadRequestError } from '../errors'
 import { peek, type LimiterNamespace } from '../limiter/client'
-import { limitKey, matchRules, planRequest, type RuleSet } from '../rules'
+import { planRequest, type Check, type RuleSet, type Skipped } from '../rules'
 import { verifiedClaims } from './claims'
 import type { RequestFacts } from '../types'
 import { requestFacts } from './facts'
-import { readSettings, type SettingsVars } from './settings'
+import { readSettings } from './settings'
+import type { RateLimitBindings } from './wiring'
 
 /** The request to explain. */
 export const ExplainSchema = v.strictObject({
@@ -37,6 +38,13 @@ interface RuleExplanation {
   retryAfterMs?: number
 }
 
+/** Why a rule that matches does not apply, as the explanation says it. */
+const WHY: Record<Skipped['why'], string> = {
+  unreadable: 'the request is ambiguous for it',
+  'no-key': 'a key part is absent',
+  replaced: 'replaced by another rule',
+}
+
 /**
  * Explains a request.
  *
@@ -50,7 +58,7 @@ export async function explain(
   input: v.InferOutput<typeof ExplainSchema>,
   ruleSet: RuleSet,
   namespace: LimiterNamespace,
-  env: object | undefined,
+  env: RateLimitBindings | undefined,
   timeoutMs: number
 ): Promise<Record<string, unknown>> {
   let request: Request
@@ -66,8 +74,9 @@ export async function explain(
   }
   let facts: RequestFacts
   try {
-    facts = requestFacts(request, readSettings(env as SettingsVars | undefined).methodOverride)
+    facts = requestFacts(request, readSettings(env).methodOverride)
   } catch (error) {
+    // Caught on purpose: the explanation describes the 400 such a request gets.
     if (!(error instanceof BadRequestError)) throw error
     return { outcome: 400, reason: error.message }
   }
@@ -82,6 +91,7 @@ export async function explain(
   try {
     plan = planRequest(ruleSet, facts)
   } catch (error) {
+    // As above: described, not answered.
     if (!(error instanceof BadRequestError)) throw error
     return { outcome: 400, reason: error.message, rule: error.rule }
   }
@@ -93,42 +103,42 @@ export async function explain(
       rules: [],
     }
 
-  const rules: RuleExplanation[] = []
-  for (const rule of matchRules(ruleSet, facts)) {
-    const check = plan.checks.find((c) => c.rule === rule)
-    if (check) {
-      const decision = await peek(
-        namespace,
-        { ruleId: rule.id, key: check.key, policy: check.policy },
-        timeoutMs
-      )
-      const wouldAllow = decision.allowed && decision.remaining >= check.cost
-      rules.push({
-        rule: rule.id,
-        applies: true,
-        key: check.key,
-        cost: check.cost,
-        shadow: check.shadow,
-        limit: decision.limit,
-        remaining: decision.remaining,
-        resetAt: new Date(decision.resetAtMs).toISOString(),
-        wouldAllow,
-        ...(decision.allowed ? {} : { retryAfterMs: decision.retryAfterMs }),
-      })
-    } else {
-      // A rule in shadow that could not read the request is skipped, not refused.
-      const why = plan.unreadable?.includes(rule.id)
-        ? 'the request is ambiguous for it'
-        : limitKey(rule, facts) === undefined
-          ? 'a key part is absent'
-          : 'replaced by another rule'
-      rules.push({ rule: rule.id, applies: false, why })
-    }
-  }
+  // Every rule whose `match` holds, in document order, as the plan found it.
+  const checks = new Map(plan.checks.map((check) => [check.rule, check]))
+  const skipped = new Map(plan.skipped.map(({ rule, why }) => [rule, WHY[why]]))
+  const rules = await Promise.all(
+    ruleSet.rules.flatMap((rule): (RuleExplanation | Promise<RuleExplanation>)[] => {
+      const check = checks.get(rule)
+      if (check) return [explainCheck(check, namespace, timeoutMs)]
+      const why = skipped.get(rule)
+      return why === undefined ? [] : [{ rule: rule.id, applies: false, why }]
+    })
+  )
   const denied = rules.some((r) => r.applies && !r.shadow && r.wouldAllow === false)
   return {
     outcome: denied ? 429 : 'origin',
     ...(plan.wouldDeny ? { wouldDeny: plan.wouldDeny } : {}),
     rules,
+  }
+}
+
+/** What the key of a charged rule holds, and whether the request would pass, without charging. */
+async function explainCheck(
+  check: Check,
+  namespace: LimiterNamespace,
+  timeoutMs: number
+): Promise<RuleExplanation> {
+  const decision = await peek(namespace, check, timeoutMs)
+  return {
+    rule: check.rule.id,
+    applies: true,
+    key: check.key,
+    cost: check.cost,
+    shadow: check.shadow,
+    limit: decision.limit,
+    remaining: decision.remaining,
+    resetAt: new Date(decision.resetAtMs).toISOString(),
+    wouldAllow: decision.allowed && decision.remaining >= check.cost,
+    ...(decision.allowed ? {} : { retryAfterMs: decision.retryAfterMs }),
   }
 }

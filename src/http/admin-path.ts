@@ -23,6 +23,7 @@ export function spellsPrefix(path: string, prefix: string): boolean {
   try {
     normal = normalizePath(path).toLowerCase()
   } catch (error) {
+    // Not answered here: the rate limiter refuses that path with its 400 further on.
     if (error instanceof BadRequestError) return false
     throw error
   }

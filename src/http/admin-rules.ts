@@ -2,10 +2,9 @@
  * @module http/admin-rules
  * `GET` and `PUT /rules` of the admin API: which document is in force, and replacing it.
  */
-import { RuleConfigError } from '../errors'
+import { HttpError, RuleConfigError } from '../errors'
 import type { RuleSet } from '../rules'
 import type { RulesSource, RulesStatus } from '../provider/rules-source'
-import { contentTooLarge, problem } from './admin-access'
 import { readTextCapped } from './body'
 
 /** The largest rules document `PUT /rules` takes. */
@@ -34,6 +33,8 @@ export function getRules(source: RulesSource, ruleSet: RuleSet): Response {
  * @param request - the admin request
  * @param source - the rules source the limiter uses
  * @param kv - the `RULES` namespace, if bound
+ * @throws {HttpError} 409 when the rules are fixed, 413 for a body too large, 400 listing every
+ *   problem of an invalid document
  */
 export async function putRules(
   request: Request,
@@ -41,28 +42,27 @@ export async function putRules(
   kv: KVNamespace | undefined
 ): Promise<Response> {
   if (!source.put || !kv)
-    return problem(409, 'Conflict', 'These rules are fixed: there is no KV namespace to write to.')
-  const text = await readTextCapped(request, MAX_RULES_BYTES)
-  if (text === undefined) return contentTooLarge(MAX_RULES_BYTES)
-  try {
-    const status = await source.put(kv, text)
-    const { document: _document, ...summary } = describe(status)
-    return Response.json({
-      ...summary,
-      rules: status.ruleSet.rules.length,
-      propagation:
-        'in force in this isolate now; others within their refresh interval plus KV propagation',
-    })
-  } catch (error) {
-    if (!(error instanceof RuleConfigError)) throw error
-    return problem(
-      400,
-      'Bad Request',
-      'The rules document is invalid; nothing changed.',
-      {},
-      { errors: error.problems }
+    throw new HttpError(
+      409,
+      'Conflict',
+      'These rules are fixed: there is no KV namespace to write to.'
     )
-  }
+  const text = await readTextCapped(request, MAX_RULES_BYTES)
+  const status = await source.put(kv, text).catch((error: unknown) => {
+    // The document is the request's body here: its problems are the client's to fix.
+    if (!(error instanceof RuleConfigError)) throw error
+    throw new HttpError(400, 'Bad Request', 'The rules document is invalid; nothing changed.', {
+      extensions: { errors: error.problems },
+      cause: error,
+    })
+  })
+  const { document: _document, ...summary } = describe(status)
+  return Response.json({
+    ...summary,
+    rules: status.ruleSet.rules.length,
+    propagation:
+      'in force in this isolate now; others within their refresh interval plus KV propagation',
+  })
 }
 
 function describe(status: RulesStatus) {

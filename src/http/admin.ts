@@ -10,41 +10,33 @@
  *   DELETE /keys/<rule>/<v>/…     reset a key
  *   POST   /explain               what the rules would do with a described request
  */
-import type { Context, MiddlewareHandler } from 'hono'
+import type { MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
-import { BadRequestError, LimiterUnavailableError } from '../errors'
+import { HttpError } from '../errors'
 import { JSON_BOUNDS, jsonBoundsProblem } from '../rules'
-import { peek, resetKey, type LimiterNamespace } from '../limiter/client'
-import type { RulesSource } from '../provider/rules-source'
+import { peek, resetKey } from '../limiter/client'
 import { explain, ExplainSchema } from './admin-explain'
 import { getRules, putRules } from './admin-rules'
-import { contentTooLarge, keyOf, problem } from './admin-access'
+import { keyOf } from './admin-access'
 import { spellsPrefix } from './admin-path'
 import { authorize } from './auth-failures'
 import { rulesContext } from './context'
 import { readTextCapped } from './body'
-import type { SecretVars } from './credentials'
-import { readSettings, type SettingsVars } from './settings'
+import { readSettings } from './settings'
+import type { LimiterEnv, Wiring } from './wiring'
 
 /** The largest `POST /explain` body. */
 const MAX_EXPLAIN_BYTES = 64 * 1024
 
-/** What the admin API needs from the app. */
-export interface AdminOptions {
-  /** The same rules source the limiter uses. */
-  source: RulesSource
-  /** Where to read the rules source's KV namespace and the Durable Objects from. */
-  namespaceOf: (c: Context) => LimiterNamespace
-}
-
 /**
- * The admin API, as a middleware that answers everything under the prefix and passes the rest on.
+ * The admin API, as a middleware that answers everything under the prefix and passes the rest
+ * on. Its errors are thrown as `HttpError`s, for the app's error handler to answer.
  *
  * @param options - the rules source and Durable Object namespace the limiter uses
  */
-export function adminApi(options: AdminOptions): MiddlewareHandler {
+export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
   return async function adminApi(c, next) {
-    const env = c.env as (SettingsVars & SecretVars & { RULES?: KVNamespace }) | undefined
+    const env = c.env
     const settings = readSettings(env)
     // The path as sent (Hono's `c.req.path` is already decoded), so odd spellings stay visible.
     const path = new URL(c.req.url).pathname
@@ -52,102 +44,64 @@ export function adminApi(options: AdminOptions): MiddlewareHandler {
     if (path !== prefix && !path.startsWith(`${prefix}/`)) {
       // Other spellings of the prefix (`/__RATELIMIT`, `/__ratelimit;x`, `/%5F_ratelimit`) are
       // answered here too: what was meant for the admin API must not reach the origin.
-      return spellsPrefix(path, prefix) ? notFound() : next()
+      if (spellsPrefix(path, prefix)) throw notFound()
+      return next()
     }
     // Without the secret there is no admin API, and the answer does not say there could be one.
-    if (!env?.ADMIN_TOKEN) return notFound()
+    if (!env?.ADMIN_TOKEN) throw notFound()
     const timeoutMs = settings.limiterTimeoutMs
-    const refused = await authorize(c.req.raw, {
+    await authorize(c.req.raw, {
       secret: env.ADMIN_TOKEN,
       name: 'ADMIN_TOKEN',
       namespace: options.namespaceOf(c),
       timeoutMs,
       strict: true,
     })
-    if (refused) return refused
     const ruleSet = await options.source.get(rulesContext(c, settings))
     const [resource, ...rest] = path.slice(prefix.length).split('/').filter(Boolean)
     const method = c.req.method
-    try {
-      if (resource === 'rules' && rest.length === 0) {
-        if (method === 'GET') return getRules(options.source, ruleSet)
-        if (method === 'PUT') return await putRules(c.req.raw, options.source, env.RULES)
-        return notAllowed('GET, PUT')
+    if (resource === 'rules' && rest.length === 0) {
+      if (method === 'GET') return getRules(options.source, ruleSet)
+      if (method === 'PUT') return putRules(c.req.raw, options.source, env.RULES)
+      throw notAllowed('GET, PUT')
+    }
+    if (resource === 'keys' && rest.length > 0) {
+      const found = keyOf(ruleSet, rest)
+      if (method === 'GET') {
+        const decision = await peek(
+          options.namespaceOf(c),
+          { ...found, policy: found.rule.policy },
+          timeoutMs
+        )
+        return Response.json({
+          rule: found.rule.id,
+          key: found.key,
+          ...decision,
+          resetAt: new Date(decision.resetAtMs).toISOString(),
+        })
       }
-      if (resource === 'keys' && rest.length > 0) {
-        const found = keyOf(ruleSet, rest)
-        if (found instanceof Response) return found
-        if (method === 'GET') {
-          const decision = await peek(
-            options.namespaceOf(c),
-            { ruleId: found.rule.id, key: found.key, policy: found.rule.policy },
-            timeoutMs
-          )
-          return Response.json({
-            rule: found.rule.id,
-            key: found.key,
-            ...decision,
-            resetAt: new Date(decision.resetAtMs).toISOString(),
-          })
-        }
-        if (method === 'DELETE') {
-          await resetKey(
-            options.namespaceOf(c),
-            { ruleId: found.rule.id, key: found.key },
-            timeoutMs
-          )
-          return Response.json({ rule: found.rule.id, key: found.key, reset: true })
-        }
-        return notAllowed('GET, DELETE')
+      if (method === 'DELETE') {
+        await resetKey(options.namespaceOf(c), found, timeoutMs)
+        return Response.json({ rule: found.rule.id, key: found.key, reset: true })
       }
-      if (resource === 'explain' && rest.length === 0) {
-        if (method !== 'POST') return notAllowed('POST')
-        const text = await readTextCapped(c.req.raw, MAX_EXPLAIN_BYTES)
-        if (text === undefined) return contentTooLarge(MAX_EXPLAIN_BYTES)
-        const body = parseJson(text)
-        const tooBig = jsonBoundsProblem(body, JSON_BOUNDS, '(body)')
-        if (tooBig)
-          return problem(
-            400,
-            'Bad Request',
-            'The body is not a request description.',
-            {},
-            {
-              errors: [tooBig],
-            }
-          )
-        const parsed = v.safeParse(ExplainSchema, body)
-        if (!parsed.success) {
-          return problem(
-            400,
-            'Bad Request',
-            'The body is not a request description.',
-            {},
-            {
-              errors: parsed.issues.map(
-                (issue) => `${v.getDotPath(issue) ?? '(body)'}: ${issue.message}`
-              ),
-            }
-          )
-        }
-        try {
-          return Response.json(
-            await explain(parsed.output, ruleSet, options.namespaceOf(c), env, timeoutMs)
-          )
-        } catch (error) {
-          if (!(error instanceof BadRequestError)) throw error
-          return problem(400, 'Bad Request', error.message)
-        }
+      throw notAllowed('GET, DELETE')
+    }
+    if (resource === 'explain' && rest.length === 0) {
+      if (method !== 'POST') throw notAllowed('POST')
+      const body = parseJson(await readTextCapped(c.req.raw, MAX_EXPLAIN_BYTES))
+      const tooBig = jsonBoundsProblem(body, JSON_BOUNDS, '(body)')
+      if (tooBig) throw notADescription([tooBig])
+      const parsed = v.safeParse(ExplainSchema, body)
+      if (!parsed.success) {
+        throw notADescription(
+          parsed.issues.map((issue) => `${v.getDotPath(issue) ?? '(body)'}: ${issue.message}`)
+        )
       }
-      return problem(404, 'Not Found', `No admin resource at ${path}.`)
-    } catch (error) {
-      if (!(error instanceof LimiterUnavailableError)) throw error
-      return problem(
-        503,
-        'Service Unavailable',
-        `The key's Durable Object could not answer (${error.reason}).`
+      return Response.json(
+        await explain(parsed.output, ruleSet, options.namespaceOf(c), env, timeoutMs)
       )
     }
+    throw new HttpError(404, 'Not Found', `No admin resource at ${path}.`)
   }
 }
 
@@ -160,10 +114,16 @@ function parseJson(text: string): unknown {
 }
 
 /** The 404 of the prefix and its spellings without an admin API: it names nothing. */
-function notFound(): Response {
-  return problem(404, 'Not Found', 'Nothing is served at this path.')
+function notFound(): HttpError {
+  return new HttpError(404, 'Not Found', 'Nothing is served at this path.')
 }
 
-function notAllowed(allow: string): Response {
-  return problem(405, 'Method Not Allowed', `Use ${allow}.`, { Allow: allow })
+function notAllowed(allow: string): HttpError {
+  return new HttpError(405, 'Method Not Allowed', `Use ${allow}.`, { headers: { Allow: allow } })
+}
+
+function notADescription(errors: string[]): HttpError {
+  return new HttpError(400, 'Bad Request', 'The body is not a request description.', {
+    extensions: { errors },
+  })
 }

@@ -5,10 +5,10 @@
  * Objects like any rule, under a rule id no rules document can use.
  */
 import type { SlidingLogPolicy } from '../algorithms'
-import { limit, peek, type LimiterNamespace } from '../limiter/client'
+import { HttpError } from '../errors'
+import { charge, peek, type LimiterNamespace } from '../limiter/client'
 import { bearerToken, tokenMatches } from './credentials'
 import { clientAddress } from './facts'
-import { problemResponse } from './problem'
 
 /** The counter's rule id: rule ids start with a letter or digit, so none can collide. */
 export const AUTH_FAILURE_RULE = '__auth-failures'
@@ -43,7 +43,7 @@ export interface AuthorizeOptions {
 const lockedUntil = new Map<string, number>()
 
 /**
- * The response refusing a request without the right bearer token, or `undefined` to let it in.
+ * Lets in a request with the right bearer token; throws the 401 or 429 that refuses any other.
  * A wrong token is counted against the client's address (`CF-Connecting-IP`, IPv6 by /64;
  * requests without one share a counter); once 10 fail within a minute, attempts from that
  * address are answered 429 with `Retry-After` for up to a minute after the last failure. A
@@ -51,28 +51,26 @@ const lockedUntil = new Map<string, number>()
  *
  * @param request - the incoming request
  * @param options - the secret and where to count
+ * @throws {HttpError} 401 without the right token, 429 from an address with too many wrong ones
  */
-export async function authorize(
-  request: Request,
-  options: AuthorizeOptions
-): Promise<Response | undefined> {
+export async function authorize(request: Request, options: AuthorizeOptions): Promise<void> {
   const presented = bearerToken(request.headers.get('authorization'))
-  if (presented === '') return unauthorized(options.name)
+  if (presented === '') throw unauthorized(options.name)
   const address = clientAddress(request.headers.get('cf-connecting-ip')) ?? 'unknown'
   const call = {
-    ruleId: AUTH_FAILURE_RULE,
+    rule: { id: AUTH_FAILURE_RULE },
     key: `${AUTH_FAILURE_RULE}|${encodeURIComponent(address)}`,
     policy: AUTH_FAILURE_POLICY,
   }
   const now = Date.now()
   const until = lockedUntil.get(call.key) ?? 0
-  if (until > now) return tooManyFailures(until - now)
+  if (until > now) throw tooManyFailures(until - now)
   if (options.strict) {
     const state = await peek(options.namespace, call, options.timeoutMs).catch(() => undefined)
-    if (state && state.remaining === 0) return tooManyFailures(remember(call.key, state.resetAtMs))
+    if (state && state.remaining === 0) throw tooManyFailures(remember(call.key, state.resetAtMs))
   }
-  if (await tokenMatches(presented, options.secret)) return undefined
-  const result = await limit(
+  if (await tokenMatches(presented, options.secret)) return
+  const result = await charge(
     options.namespace,
     { ...call, cost: 1, failMode: 'open' },
     options.timeoutMs
@@ -81,11 +79,11 @@ export async function authorize(
     const { decision } = result
     if (decision.remaining === 0) {
       const waitMs = remember(call.key, decision.resetAtMs)
-      if (!decision.allowed) return tooManyFailures(waitMs)
+      if (!decision.allowed) throw tooManyFailures(waitMs)
       console.warn(JSON.stringify({ event: 'auth-failures-exceeded', address, waitMs }))
     }
   }
-  return unauthorized(options.name)
+  throw unauthorized(options.name)
 }
 
 /** Notes a locked address until `untilMs`; returns the wait from now. */
@@ -95,25 +93,21 @@ function remember(key: string, untilMs: number): number {
   return untilMs - Date.now()
 }
 
-function unauthorized(name: string): Response {
-  return problemResponse(
-    {
-      title: 'Unauthorized',
-      status: 401,
-      detail: `A valid "Authorization: Bearer <${name}>" is required.`,
-    },
-    { 'WWW-Authenticate': 'Bearer realm="rate limiter"' }
+function unauthorized(name: string): HttpError {
+  return new HttpError(
+    401,
+    'Unauthorized',
+    `A valid "Authorization: Bearer <${name}>" is required.`,
+    { headers: { 'WWW-Authenticate': 'Bearer realm="rate limiter"' } }
   )
 }
 
-function tooManyFailures(waitMs: number): Response {
+function tooManyFailures(waitMs: number): HttpError {
   const seconds = String(Math.max(1, Math.ceil(waitMs / 1000)))
-  return problemResponse(
-    {
-      title: 'Too Many Requests',
-      status: 429,
-      detail: 'Too many wrong tokens from this address; try again later.',
-    },
-    { 'Retry-After': seconds }
+  return new HttpError(
+    429,
+    'Too Many Requests',
+    'Too many wrong tokens from this address; try again later.',
+    { headers: { 'Retry-After': seconds } }
   )
 }

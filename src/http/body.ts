@@ -2,18 +2,17 @@
  * @module http/body
  * Request bodies read with a size cap, so an admin call cannot make the Worker buffer without end.
  */
+import { HttpError } from '../errors'
 
 /**
- * The body as text, or `undefined` if it is longer than `maxBytes` (declared or actual).
+ * The body as text.
  *
  * @param request - the request
  * @param maxBytes - the most bytes accepted
+ * @throws {HttpError} 413 when the body is longer than `maxBytes` (declared or actual)
  */
-export async function readTextCapped(
-  request: Request,
-  maxBytes: number
-): Promise<string | undefined> {
-  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) return undefined
+export async function readTextCapped(request: Request, maxBytes: number): Promise<string> {
+  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw contentTooLarge(maxBytes)
   if (!request.body) return ''
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
@@ -24,7 +23,7 @@ export async function readTextCapped(
     size += value.byteLength
     if (size > maxBytes) {
       await reader.cancel()
-      return undefined
+      throw contentTooLarge(maxBytes)
     }
     chunks.push(value)
   }
@@ -35,4 +34,8 @@ export async function readTextCapped(
     offset += chunk.byteLength
   }
   return new TextDecoder().decode(bytes)
+}
+
+function contentTooLarge(maxBytes: number): HttpError {
+  return new HttpError(413, 'Content Too Large', `The body must be at most ${maxBytes} bytes.`)
 }

@@ -3,8 +3,8 @@
  * Charging every key of a request in its Durable Object, in parallel.
  */
 import { LimiterUnavailableError } from '../errors'
-import { acquireSlot, limit, releaseSlot, type LimiterNamespace } from '../limiter/client'
-import type { Check, Rule } from '../rules'
+import { charge, releaseSlot, type ChargeResult, type LimiterNamespace } from '../limiter/client'
+import type { Check } from '../rules'
 import type { RuleDecision } from './headers'
 
 /** The outcome of charging every matched key, in rule order. */
@@ -13,51 +13,42 @@ export interface Charged {
   /** Rules that failed open. */
   unenforced: string[]
   /** Rules that failed closed. */
-  failedClosed: { rule: Rule; error: LimiterUnavailableError }[]
+  failedClosed: { check: Check; error: LimiterUnavailableError }[]
 }
 
 /**
- * Charges every key in its Durable Object, all at once, and sorts the results by kind. A rule in
- * shadow never blocks, so its failure counts as unenforced whatever its fail mode.
+ * Charges every key in its Durable Object, all at once, and sorts the results by kind. Each
+ * check goes to the client as it is: its fail mode already says that a rule in shadow, which
+ * never blocks, fails open.
+ *
+ * @param namespace - the `LIMITER` binding
+ * @param checks - the plan's checks
+ * @param timeoutMs - the longest wait per key (a concurrency queue's wait comes on top)
  */
 export async function chargeAll(
   namespace: LimiterNamespace,
-  checks: Check[],
+  checks: readonly Check[],
   timeoutMs: number
 ): Promise<Charged> {
-  const results = await Promise.all(
-    checks.map(({ rule, policy, key, cost, shadow }) => {
-      const call = {
-        ruleId: rule.id,
-        key,
-        cost,
-        failMode: shadow ? ('open' as const) : rule.failMode,
-      }
-      const charge =
-        policy.algorithm === 'concurrency'
-          ? acquireSlot(namespace, { ...call, policy }, timeoutMs)
-          : limit(namespace, { ...call, policy }, timeoutMs)
-      return charge.catch((error: unknown) => {
-        if (error instanceof LimiterUnavailableError) return error
-        throw error
-      })
-    })
+  const outcomes = await Promise.all(
+    checks.map((check) =>
+      charge(namespace, check, timeoutMs).then(
+        (result): { check: Check; result: ChargeResult } => ({ check, result }),
+        (error: unknown) => {
+          // Kept, not thrown: one 503 names every rule that failed closed, after all have answered.
+          if (error instanceof LimiterUnavailableError) return { check, error }
+          throw error
+        }
+      )
+    )
   )
   const charged: Charged = { decisions: [], unenforced: [], failedClosed: [] }
-  results.forEach((result, index) => {
-    const { rule, policy, shadow } = checks[index]!
-    if (result instanceof LimiterUnavailableError)
-      charged.failedClosed.push({ rule, error: result })
-    else if (result.enforced)
-      charged.decisions.push({
-        rule,
-        policy,
-        key: checks[index]!.key,
-        decision: result.decision,
-        shadow,
-      })
-    else charged.unenforced.push(rule.id)
-  })
+  for (const outcome of outcomes) {
+    if ('error' in outcome) charged.failedClosed.push(outcome)
+    else if (outcome.result.enforced)
+      charged.decisions.push({ check: outcome.check, decision: outcome.result.decision })
+    else charged.unenforced.push(outcome.check.rule.id)
+  }
   return charged
 }
 
@@ -75,16 +66,9 @@ export async function releaseSlots(
   timeoutMs: number
 ): Promise<void> {
   await Promise.all(
-    decisions.flatMap(({ rule, policy, decision, key }) =>
-      policy.algorithm === 'concurrency' && decision.leaseId !== undefined
-        ? [
-            releaseSlot(
-              namespace,
-              { ruleId: rule.id, key: key!, policy },
-              decision.leaseId,
-              timeoutMs
-            ),
-          ]
+    decisions.flatMap(({ check, decision }) =>
+      check.policy.algorithm === 'concurrency' && decision.leaseId !== undefined
+        ? [releaseSlot(namespace, check, check.policy, decision.leaseId, timeoutMs)]
         : []
     )
   )

@@ -5,6 +5,7 @@
 import type { Context } from 'hono'
 import type { RulesContext } from '../provider/rules-source'
 import type { Settings } from './settings'
+import type { LimiterEnv } from './wiring'
 
 /**
  * Keeps `promise` running past the response. `c.executionCtx` throws where there is none
@@ -27,9 +28,9 @@ export function waitUntil(c: Context, promise: Promise<unknown>): void {
  * @param c - the request's context (its env holds the `RULES` namespace)
  * @param settings - the parsed vars
  */
-export function rulesContext(c: Context, settings: Settings): RulesContext {
+export function rulesContext(c: Context<LimiterEnv>, settings: Settings): RulesContext {
   return {
-    kv: (c.env as { RULES?: KVNamespace } | undefined)?.RULES,
+    kv: c.env?.RULES,
     refreshMs: settings.rulesRefreshMs,
     waitUntil: (promise) => waitUntil(c, promise),
   }

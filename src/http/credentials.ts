@@ -4,7 +4,7 @@
  * Presented tokens are compared in constant time, and a request carrying either secret is never
  * sent on to the origin.
  */
-import { problemResponse } from './problem'
+import { problemResponse } from '../errors'
 
 /** The Worker secrets the limiter's own endpoints take as bearer tokens. */
 export interface SecretVars {

@@ -3,21 +3,20 @@
  * Decisions to HTTP headers: legacy `X-RateLimit-*` and the IETF draft-10 `RateLimit` /
  * `RateLimit-Policy` fields. Pure.
  */
-import type { Policy } from '../algorithms'
-import { advertisedQuota, type Rule } from '../rules'
+import { advertisedQuota, type Check } from '../rules'
 import type { Decision } from '../types'
 import type { HeaderMode } from './settings'
 
-/** One rule's decision for the current request. */
+/**
+ * One rule's decision for the current request: the plan's check as it was charged, and what
+ * the key's Durable Object decided. The one record the headers, the 429 and 504 bodies, the
+ * slot release and `c.get('rateLimit')` read.
+ */
 export interface RuleDecision {
-  rule: Rule
-  /** The policy the decision was made under (the rule's, or its tier's). */
-  policy: Policy
+  /** The key charged, under which rule, policy and cost. */
+  check: Check
+  /** What its Durable Object decided. */
   decision: Decision
-  /** Counted, but a denial only logs "would deny". */
-  shadow?: boolean
-  /** The limit key charged. */
-  key?: string
 }
 
 /** A header name and value. */
@@ -82,16 +81,16 @@ export function rateLimitHeaders(
     )
   }
   if (mode === 'ietf' || mode === 'both') {
-    const policies = decisions.map(({ rule, policy }) => {
+    const policies = decisions.map(({ check: { rule, policy } }) => {
       // Draft-10's quota unit for a limit on requests in flight; it has no window.
       if (policy.algorithm === 'concurrency')
         return `${sfString(rule.id)};q=${policy.limit};qu="concurrent-requests"`
       const { quota, windowSeconds } = advertisedQuota(policy)
       return `${sfString(rule.id)};q=${quota};w=${windowSeconds}`
     })
-    const limits = decisions.map(({ rule, decision }) => {
+    const limits = decisions.map(({ check, decision }) => {
       const t = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000))
-      return `${sfString(rule.id)};r=${decision.remaining};t=${t}`
+      return `${sfString(check.rule.id)};r=${decision.remaining};t=${t}`
     })
     headers.push(['RateLimit-Policy', policies.join(', ')], ['RateLimit', limits.join(', ')])
   }

@@ -4,7 +4,7 @@
  */
 import { demoOrigin } from './demo-origin'
 import { METHOD_OVERRIDE_HEADERS, METHOD_OVERRIDE_PARAM } from './facts'
-import { problemResponse } from './problem'
+import { problemResponse } from '../errors'
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 

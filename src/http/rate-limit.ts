@@ -5,18 +5,16 @@
  */
 import type { Context, MiddlewareHandler } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { BadRequestError } from '../errors'
+import { HttpError } from '../errors'
 import type { LimiterNamespace } from '../limiter/client'
-import { staticRules, type RulesSource } from '../provider/rules-source'
+import type { RulesSource } from '../provider/rules-source'
 import { planRequest, type Plan, type RuleSet } from '../rules'
 import { chargeAll, releaseSlots } from './charge'
-import type { SecretVars } from './credentials'
 import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
 import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
 import {
-  badRequest,
   forbidden,
   queueTimeout,
   releaseWhenDone,
@@ -24,13 +22,10 @@ import {
   unavailable,
   withHeaders,
 } from './responses'
-import { readSettings, type HeaderMode, type SettingsVars } from './settings'
+import { readSettings, type HeaderMode } from './settings'
+import { wire, type LimiterEnv } from './wiring'
 
-/** The bindings the middleware reads by default. */
-export interface RateLimitBindings extends SettingsVars, SecretVars {
-  LIMITER: LimiterNamespace
-  RULES?: KVNamespace
-}
+export type { RateLimitBindings } from './wiring'
 
 /** What the middleware found, for handlers downstream (`c.get('rateLimit')`). */
 export interface RateLimitState {
@@ -59,9 +54,12 @@ export interface RateLimitOptions {
   headers?: HeaderMode
   /** Longest wait for a Durable Object (ms). @default c.env.LIMITER_TIMEOUT_MS, else 1000 */
   timeoutMs?: number
-  /** Builds the 429 response instead of the default problem+json. */
   /** How a shaped request waits (tests pass their own). @default scheduler.wait */
   wait?: (ms: number) => Promise<void>
+  /**
+   * Builds the 429 response instead of the default problem+json, from the denying rules'
+   * `{ check, decision }` and the longest wait among them.
+   */
   onLimited?: (
     c: Context,
     denied: RuleDecision[],
@@ -94,13 +92,10 @@ export const UNENFORCED_HEADER = 'X-RateLimit-Unenforced'
  * app.use('/api/*', rateLimit({ rules: parseRules(myRules, 'my-rules') }))
  * ```
  */
-export const rateLimit = (
-  options: RateLimitOptions
-): MiddlewareHandler<{ Bindings: RateLimitBindings }> => {
-  const source = toSource(options.rules)
-  const namespaceOf: (c: Context) => LimiterNamespace = options.limiter ?? ((c) => c.env.LIMITER)
+export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterEnv> => {
+  const { source, namespaceOf } = wire(options.rules, options.limiter)
 
-  return createMiddleware<{ Bindings: RateLimitBindings }>(async function rateLimit(c, next) {
+  return createMiddleware<LimiterEnv>(async function rateLimit(c, next) {
     const settings = readSettings(c.env)
     const headerMode = options.headers ?? settings.headers
     const timeoutMs = options.timeoutMs ?? settings.limiterTimeoutMs
@@ -115,12 +110,17 @@ export const rateLimit = (
       }
       plan = planRequest(ruleSet, facts)
     } catch (error) {
-      if (error instanceof BadRequestError) return badRequest(error)
+      // A request the rules cannot read (a `BadRequestError`) is answered here, not thrown: a
+      // library user's app then needs no error handler for it.
+      if (error instanceof HttpError) return error.getResponse()
       throw error
     }
     if (plan.action === 'deny') return forbidden(plan.denied)
-    if (plan.action === 'limit' && plan.unreadable !== undefined) {
-      log('warn', 'rate-limit-would-deny', { rules: plan.unreadable, reason: 'bad request' })
+    const unreadable =
+      plan.action === 'limit' ? plan.skipped.filter(({ why }) => why === 'unreadable') : []
+    if (unreadable.length > 0) {
+      const rules = unreadable.map(({ rule }) => rule.id)
+      log('warn', 'rate-limit-would-deny', { rules, reason: 'bad request' })
     }
     if (plan.action === 'limit' && plan.wouldDeny !== undefined) {
       log('warn', 'deny-list-would-deny', { match: plan.wouldDeny })
@@ -148,25 +148,23 @@ export const rateLimit = (
       return unavailable(failedClosed)
     }
     c.set('rateLimit', { decisions, unenforced })
-    const shown = ruleSet.shadowHeaders ? decisions : decisions.filter(({ shadow }) => !shadow)
+    const shown = ruleSet.shadowHeaders ? decisions : decisions.filter(({ check }) => !check.shadow)
     const headers = rateLimitHeaders(shown, Date.now(), headerMode)
     if (unenforced.length > 0) headers.push([UNENFORCED_HEADER, unenforced.join(', ')])
 
     const denied: RuleDecision[] = []
     for (const item of decisions) {
       if (item.decision.allowed) continue
-      if (!item.shadow) denied.push(item)
+      if (!item.check.shadow) denied.push(item)
       else
         log('warn', 'rate-limit-would-deny', {
-          rule: item.rule.id,
+          rule: item.check.rule.id,
           retryAfterMs: item.decision.retryAfterMs,
         })
     }
     if (denied.length > 0) {
       waitUntil(c, release())
-      const waitedOut = denied.filter(
-        ({ decision }) => (decision as { timedOut?: boolean }).timedOut
-      )
+      const waitedOut = denied.filter(({ decision }) => decision.timedOut)
       if (waitedOut.length === denied.length) return withHeaders(queueTimeout(waitedOut), headers)
       const retryAfterMs = Math.max(...denied.map(({ decision }) => decision.retryAfterMs))
       const response = options.onLimited
@@ -177,14 +175,14 @@ export const rateLimit = (
 
     const delayMs = Math.max(
       0,
-      ...decisions.map(({ decision, shadow }) => (shadow ? 0 : (decision.delayMs ?? 0)))
+      ...decisions.map(({ check, decision }) => (check.shadow ? 0 : (decision.delayMs ?? 0)))
     )
     if (delayMs > 0) {
       // A leaky-bucket shaper admitted the request for a later slot: hold it until then.
       headers.push([DELAY_HEADER, String(delayMs)])
       log('warn', 'rate-limit-shaped', {
         delayMs,
-        rules: decisions.filter((d) => d.decision.delayMs).map((d) => d.rule.id),
+        rules: decisions.filter((d) => d.decision.delayMs).map((d) => d.check.rule.id),
       })
       await (options.wait ?? ((ms: number) => scheduler.wait(ms)))(delayMs)
     }
@@ -200,10 +198,6 @@ export const rateLimit = (
     c.res = undefined
     c.res = response
   })
-}
-
-function toSource(rules: RuleSet | RulesSource): RulesSource {
-  return 'get' in rules ? rules : staticRules(rules)
 }
 
 /** One JSON log line. */

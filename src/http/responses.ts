@@ -2,37 +2,25 @@
  * @module http/responses
  * The responses the limiter answers with itself, and the header merge for those it passes on.
  */
-import type { LimiterUnavailableError, BadRequestError } from '../errors'
-import type { Rule } from '../rules'
+import { problemResponse, type LimiterUnavailableError } from '../errors'
+import type { Check } from '../rules'
 import { retryAfterSeconds, type HeaderEntry, type RuleDecision } from './headers'
-import { problemResponse } from './problem'
 import { relaySocket } from './websocket'
 
 /** The default 429: an RFC 9457 problem naming the rule that denied the request. */
 export function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): Response {
-  const binding = denied.reduce((a, b) =>
+  const { rule } = denied.reduce((a, b) =>
     b.decision.retryAfterMs > a.decision.retryAfterMs ? b : a
-  )
+  ).check
   const seconds = retryAfterSeconds(retryAfterMs)
   return problemResponse({
     type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
     title: 'Too Many Requests',
     status: 429,
-    detail: `Rate limit "${binding.rule.id}" (${binding.rule.summary}) exceeded. Retry in ${seconds} s.`,
-    rule: binding.rule.id,
+    detail: `Rate limit "${rule.id}" (${rule.summary}) exceeded. Retry in ${seconds} s.`,
+    rule: rule.id,
     retry_after: seconds,
-    'violated-policies': denied.map(({ rule }) => rule.id),
-  })
-}
-
-/** The 400 of a request that carries a key or cost a rule cannot use. */
-export function badRequest(error: BadRequestError): Response {
-  const rule = error.rule === undefined ? '' : ` Rule "${error.rule}" reads ${error.field}.`
-  return problemResponse({
-    title: 'Bad Request',
-    status: 400,
-    detail: `${error.message}${rule}`,
-    ...(error.rule === undefined ? {} : { rule: error.rule }),
+    'violated-policies': denied.map(({ check }) => check.rule.id),
   })
 }
 
@@ -47,8 +35,8 @@ export function forbidden(match: string): Response {
 }
 
 /** The 503 of rules that fail closed and could not be decided. */
-export function unavailable(failed: { rule: Rule; error: LimiterUnavailableError }[]): Response {
-  const rules = failed.map(({ rule }) => rule.id)
+export function unavailable(failed: { check: Check; error: LimiterUnavailableError }[]): Response {
+  const rules = failed.map(({ check }) => check.rule.id)
   const reasons = [...new Set(failed.map(({ error }) => error.reason))]
   console.error(JSON.stringify({ event: 'rate-limit-fail-closed', rules, reasons }))
   return problemResponse(
@@ -84,7 +72,7 @@ export function withHeaders(response: Response, headers: readonly HeaderEntry[])
 
 /** The 504 of a request that waited in a concurrency queue past the rule's `maxWait`. */
 export function queueTimeout(waited: RuleDecision[]): Response {
-  const rules = waited.map(({ rule }) => rule.id)
+  const rules = waited.map(({ check }) => check.rule.id)
   return problemResponse({
     title: 'Gateway Timeout',
     status: 504,

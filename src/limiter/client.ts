@@ -12,10 +12,13 @@ import type { RateLimiterObject } from './rate-limiter-object'
 /** The Durable Object namespace the limiter counts in. */
 export type LimiterNamespace = DurableObjectNamespace<RateLimiterObject>
 
-/** One key to charge. */
-export interface LimitCall {
-  /** The rule the key belongs to (for naming and logs). */
-  ruleId: string
+/**
+ * One key to charge: all the client needs of a call. A rule's `Check` (`rules/plan.ts`) is one
+ * as it stands, so the record the plan made is what goes in.
+ */
+export interface ChargeCall {
+  /** The rule the key belongs to: its id names the Durable Object and the logs. */
+  rule: { readonly id: string }
   /** The limit key (`rules/key.ts`). */
   key: string
   /** The limit to apply. */
@@ -26,16 +29,22 @@ export interface LimitCall {
   failMode: FailMode
 }
 
-/** A decision, or the record that none could be had and the request was let through. */
-export type LimitResult =
+/** The key a call names, for a look or a reset. */
+export type KeyRef = Pick<ChargeCall, 'rule' | 'key'>
+
+/** A decision, or the record that none could be had and the key failed open. */
+export type ChargeResult =
   { enforced: true; decision: Decision } | { enforced: false; reason: UnavailableReason }
 
 /**
- * Charges one key in its Durable Object, within `timeoutMs`.
+ * Charges one key in its Durable Object, within `timeoutMs`. A concurrency limit takes a slot,
+ * waiting in the key's queue up to the policy's `maxWaitMs` on top of `timeoutMs`; its decision
+ * says `timedOut` when that wait ran out.
  *
  * A failure is retried once on a fresh stub when the runtime marks it retryable and not an
  * overload; a charge is not idempotent, so a retry may count twice, which errs on the safe side.
- * If it still fails, `failMode: 'open'` resolves `{ enforced: false }` (and logs), `'closed'`
+ * A slot is never retried: a queued acquire that reached the object may already hold one. If
+ * it still fails, `failMode: 'open'` resolves `{ enforced: false }` (and logs), `'closed'`
  * throws. A call that timed out is not cancelled and may still be counted when it lands.
  *
  * @param namespace - the `LIMITER` binding
@@ -43,22 +52,29 @@ export type LimitResult =
  * @param timeoutMs - the longest wait for a decision
  * @throws {LimiterUnavailableError} when the key fails closed
  */
-export async function limit(
+export async function charge(
   namespace: LimiterNamespace,
-  call: LimitCall,
+  call: ChargeCall,
   timeoutMs: number
-): Promise<LimitResult> {
-  return limitWith(call, timeoutMs, (name) => consumeWithRetry(namespace, name, call))
+): Promise<ChargeResult> {
+  const { policy, cost } = call
+  if (policy.algorithm === 'concurrency')
+    return chargeWith(call, timeoutMs + policy.maxWaitMs, (name) =>
+      namespace.getByName(name).acquire(policy)
+    )
+  return chargeWith(call, timeoutMs, (name) =>
+    withRetry(() => namespace.getByName(name).charge(policy, cost))
+  )
 }
 
 /** Asks the key's object through `ask`, within `timeoutMs`, applying the call's fail mode. */
-async function limitWith<D extends Decision>(
-  call: LimitCall,
+async function chargeWith(
+  call: ChargeCall,
   timeoutMs: number,
-  ask: (name: string) => Promise<D>
-): Promise<{ enforced: true; decision: D } | { enforced: false; reason: UnavailableReason }> {
+  ask: (name: string) => Promise<Decision>
+): Promise<ChargeResult> {
   try {
-    const name = await objectName(call.ruleId, call.key)
+    const name = await objectName(call.rule.id, call.key)
     const decision = await withTimeout(ask(name), timeoutMs)
     return { enforced: true, decision }
   } catch (error) {
@@ -70,21 +86,13 @@ async function limitWith<D extends Decision>(
     console.warn(
       JSON.stringify({
         event: 'rate-limit-fail-open',
-        rule: call.ruleId,
+        rule: call.rule.id,
         reason: unavailable.reason,
         error: String(unavailable.cause ?? unavailable.message),
       })
     )
     return { enforced: false, reason: unavailable.reason }
   }
-}
-
-async function consumeWithRetry(
-  namespace: LimiterNamespace,
-  name: string,
-  call: LimitCall
-): Promise<Decision> {
-  return withRetry(() => namespace.getByName(name).consume(call.policy, call.cost))
 }
 
 /** Runs `attempt` again once, on a fresh stub, when the runtime says that is safe. */
@@ -109,12 +117,12 @@ async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
  */
 export async function peek(
   namespace: LimiterNamespace,
-  key: Pick<LimitCall, 'ruleId' | 'key' | 'policy'>,
+  key: KeyRef & Pick<ChargeCall, 'policy'>,
   timeoutMs: number
 ): Promise<Decision> {
-  const name = await objectName(key.ruleId, key.key)
+  const name = await objectName(key.rule.id, key.key)
   return withTimeout(
-    withRetry(() => namespace.getByName(name).consume(key.policy, 0)),
+    withRetry(() => namespace.getByName(name).charge(key.policy, 0)),
     timeoutMs
   ).catch(toUnavailable)
 }
@@ -129,10 +137,10 @@ export async function peek(
  */
 export async function resetKey(
   namespace: LimiterNamespace,
-  key: Pick<LimitCall, 'ruleId' | 'key'>,
+  key: KeyRef,
   timeoutMs: number
 ): Promise<void> {
-  const name = await objectName(key.ruleId, key.key)
+  const name = await objectName(key.rule.id, key.key)
   await withTimeout(
     withRetry(() => namespace.getByName(name).reset()),
     timeoutMs
@@ -140,48 +148,29 @@ export async function resetKey(
 }
 
 /**
- * Takes a concurrency slot for a request, waiting in the key's queue if need be. The answer
- * may take up to the policy's `maxWaitMs`, on top of `timeoutMs`. Failures follow `failMode`
- * like {@link limit}.
- *
- * @param namespace - the `LIMITER` binding
- * @param call - the key, concurrency policy and fail mode
- * @param timeoutMs - the longest wait for the object beyond the queue wait
- * @returns the decision; `timedOut` when the queue wait ran out
- */
-export async function acquireSlot(
-  namespace: LimiterNamespace,
-  call: LimitCall & { policy: ConcurrencyPolicy },
-  timeoutMs: number
-) {
-  // Not retried: a queued acquire that reached the object may already hold a slot.
-  return limitWith(call, timeoutMs + call.policy.maxWaitMs, (name) =>
-    namespace.getByName(name).acquire(call.policy)
-  )
-}
-
-/**
  * Frees a concurrency slot. Never throws: a release that fails is covered by the lease expiry.
  *
  * @param namespace - the `LIMITER` binding
- * @param call - the key and concurrency policy
+ * @param key - the rule and limit key the slot was taken for
+ * @param policy - the concurrency limit it was taken under
  * @param leaseId - from the acquiring decision
  * @param timeoutMs - the longest wait
  */
 export async function releaseSlot(
   namespace: LimiterNamespace,
-  call: Pick<LimitCall, 'ruleId' | 'key'> & { policy: ConcurrencyPolicy },
+  key: KeyRef,
+  policy: ConcurrencyPolicy,
   leaseId: string,
   timeoutMs: number
 ): Promise<void> {
   try {
-    const name = await objectName(call.ruleId, call.key)
-    await withTimeout(namespace.getByName(name).release(call.policy, leaseId), timeoutMs)
+    const name = await objectName(key.rule.id, key.key)
+    await withTimeout(namespace.getByName(name).release(policy, leaseId), timeoutMs)
   } catch (error) {
     console.warn(
       JSON.stringify({
         event: 'concurrency-release-failed',
-        rule: call.ruleId,
+        rule: key.rule.id,
         error: String(error),
       })
     )

@@ -5,7 +5,7 @@
  */
 import { DurableObject } from 'cloudflare:workers'
 import {
-  consumeKey,
+  chargeKey,
   keyStateExpiresAtMs,
   nextLeaseExpiryMs,
   releaseLease,
@@ -45,12 +45,12 @@ export class RateLimiterObject extends DurableObject<Env> {
    * @param policy - the limit to apply
    * @param cost - units to take; 0 only looks
    */
-  consume(policy: Policy, cost: number): Decision {
+  charge(policy: Policy, cost: number): Decision {
     // One clock read per call: in production Date.now() is frozen while this runs anyway.
     const nowMs = Date.now()
     // No await between the read and the write: the input gate makes this atomic per key.
     const current = this.#read(policy)
-    const { state, decision } = consumeKey(current, policy, nowMs, cost)
+    const { state, decision } = chargeKey(current, policy, nowMs, cost)
     if (state !== undefined && state !== current) this.#write(policy, state)
     return decision
   }
@@ -61,9 +61,9 @@ export class RateLimiterObject extends DurableObject<Env> {
    *
    * @param policy - the concurrency limit
    */
-  async acquire(policy: ConcurrencyPolicy): Promise<Decision & { timedOut?: boolean }> {
+  async acquire(policy: ConcurrencyPolicy): Promise<Decision> {
     const deadline = Date.now() + policy.maxWaitMs
-    let decision = this.consume(policy, 1)
+    let decision = this.charge(policy, 1)
     if (decision.allowed || this.#waiters.length >= policy.queue) return decision
     for (;;) {
       const left = deadline - Date.now()
@@ -81,7 +81,7 @@ export class RateLimiterObject extends DurableObject<Env> {
         const timer = setTimeout(done, wakeMs)
         this.#waiters.push(done)
       })
-      decision = this.consume(policy, 1)
+      decision = this.charge(policy, 1)
       if (decision.allowed) return decision
     }
   }

@@ -2,8 +2,9 @@
  * @module rules
  * Rules as data: validation, matching, keys.
  */
-export { parseRules, parseRulesText, type Rule, type RuleSet } from './parse'
-export { compilePathPattern, matchRules } from './match'
+export { parseRules, parseRulesText } from './parse'
+export type { Rule, RuleSet } from './types'
+export { compilePathPattern } from './match'
 export { limitKey, pathKeyValue } from './key'
 export { parseDuration, formatDuration } from './duration'
 export { METHODS } from './schema'
@@ -11,7 +12,7 @@ export { normalizePath, patternPath, routeOf } from './path'
 export { JSON_BOUNDS, jsonBoundsProblem } from './json-bounds'
 export { normalizeHost } from './host'
 export { compileGlob } from './glob'
-export { planRequest, type Check, type Plan } from './plan'
+export { planRequest, type Check, type Plan, type Skipped } from './plan'
 export { advertisedQuota } from './quota'
 export type { JwtConfig } from './jwt'
 export * from './envoy'

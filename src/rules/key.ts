@@ -5,7 +5,7 @@
 import * as v from 'valibot'
 import type { RequestFacts } from '../types'
 import { fieldValue } from './fields'
-import type { KeyPart, Rule } from './parse'
+import type { KeyPart, Rule } from './types'
 import { routeOf } from './path'
 import { HEADER_NAME, show, text, type Issue } from './schema-parts'
 

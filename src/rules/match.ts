@@ -2,15 +2,14 @@
  * @module rules/match
  * Which rules apply to a request.
  */
-import { BadRequestError } from '../errors'
 import type { RequestFacts } from '../types'
 import { fieldValue } from './fields'
 import { compileGlob, type Glob } from './glob'
-import type { Matcher, Rule, RuleSet } from './parse'
+import type { Matcher } from './types'
 import { patternPath, routeOf } from './path'
 
 /** The spellings of a request path that path patterns are tried against. */
-interface PathView {
+export interface PathView {
   /** The normalised path, and it without its last segment's format suffix. */
   exact: { path: string; route: string }
   /** The same, lower-cased, for rules that match without case. */
@@ -19,11 +18,12 @@ interface PathView {
 
 /**
  * The spellings of a normalised path that patterns are tried against: as it is and
- * lower-cased, each with and without the format suffix of its last segment.
+ * lower-cased, each with and without the format suffix of its last segment. Computed once per
+ * request, for every rule.
  *
  * @param path - `RequestFacts.path`
  */
-function pathView(path: string): PathView {
+export function pathView(path: string): PathView {
   const route = routeOf(path)
   return {
     exact: { path, route },
@@ -54,15 +54,11 @@ export function compilePathPattern(pattern: string, caseSensitive: boolean): Glo
  *
  * @param matcher - the rule's compiled matcher
  * @param facts - the request
- * @param view - the request path's spellings, when already computed
+ * @param view - the request path's spellings ({@link pathView})
  * @throws {BadRequestError} when a listed header or query parameter is ambiguous in the request
  *   (read as the key reads it, see `fieldValue`)
  */
-export function matches(
-  matcher: Matcher,
-  facts: RequestFacts,
-  view: PathView = pathView(facts.path)
-): boolean {
+export function matches(matcher: Matcher, facts: RequestFacts, view: PathView): boolean {
   if (matcher.methods && !methodMatches(matcher.methods, facts)) return false
   if (matcher.paths) {
     const { path, route } = matcher.caseSensitive ? view.exact : view.folded
@@ -85,24 +81,4 @@ export function matches(
 function methodMatches(methods: ReadonlySet<string>, facts: RequestFacts): boolean {
   if (methods.has(facts.method)) return true
   return facts.methodOverride !== undefined && methods.has(facts.methodOverride)
-}
-
-/**
- * The rules whose `match` holds for a request, in document order. A rule whose `match` cannot be
- * read unambiguously is included: `planRequest` refuses the request for it (or skips it in
- * shadow).
- *
- * @param ruleSet - the rules in force
- * @param facts - the request
- */
-export function matchRules(ruleSet: RuleSet, facts: RequestFacts): Rule[] {
-  const view = pathView(facts.path)
-  return ruleSet.rules.filter((rule) => {
-    try {
-      return matches(rule.match, facts, view)
-    } catch (error) {
-      if (error instanceof BadRequestError) return true
-      throw error
-    }
-  })
 }

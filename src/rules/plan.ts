@@ -4,15 +4,19 @@
  */
 import { BadRequestError } from '../errors'
 import type { Policy } from '../algorithms'
-import type { RequestFacts } from '../types'
+import type { FailMode, RequestFacts } from '../types'
 import { requestCost } from './cost'
 import { limitKey } from './key'
-import { matches } from './match'
-import type { Rule, RuleSet } from './parse'
+import { matches, pathView } from './match'
+import type { Rule, RuleSet } from './types'
 import { tierPolicy } from './tiers'
 
-/** One key to charge. */
+/**
+ * One key to charge. It is what the limiter client takes (`ChargeCall` in `limiter/client.ts`),
+ * and, paired with its decision, what the headers, the 429 and the slot release read.
+ */
 export interface Check {
+  /** The rule; its id names the key's Durable Object. */
   rule: Rule
   /** The policy to apply: the rule's, or its tier's. */
   policy: Policy
@@ -22,6 +26,19 @@ export interface Check {
   cost: number
   /** Counted, but a denial only logs "would deny". */
   shadow: boolean
+  /** What happens when no decision can be had: the rule's, but `open` in shadow (never blocks). */
+  failMode: FailMode
+}
+
+/** A rule whose `match` holds for the request but that is not charged, and why. */
+export interface Skipped {
+  rule: Rule
+  /**
+   * `unreadable`: a rule in shadow could not read the request's match, key or cost (it is
+   * noted, not refused); `no-key`: a key part is absent; `replaced`: another applying rule
+   * replaces it.
+   */
+  why: 'unreadable' | 'no-key' | 'replaced'
 }
 
 /** The plan for a request. */
@@ -33,10 +50,11 @@ export type Plan =
   /** Charge these keys (possibly none). `wouldDeny` names a deny-list match in shadow mode. */
   | {
       action: 'limit'
+      /** The keys to charge, in rule order. */
       checks: Check[]
+      /** The other rules whose `match` holds, in the order found. */
+      skipped: Skipped[]
       wouldDeny?: string
-      /** Rules in shadow whose key or cost the request did not carry usably (skipped, not refused). */
-      unreadable?: string[]
     }
 
 /**
@@ -58,49 +76,50 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
   const allowed = ruleSet.allow?.(facts)
   if (allowed !== undefined) return { action: 'pass', allowed }
 
+  const view = pathView(facts.path)
   const applying: { rule: Rule; key: string }[] = []
-  const unreadable: string[] = []
+  const skipped: Skipped[] = []
   for (const rule of ruleSet.rules) {
     const shadow = shadowAll || rule.shadow
-    const key = forRule(rule, shadow, unreadable, () =>
-      matches(rule.match, facts) ? limitKey(rule, facts) : undefined
+    // `null`: the rule matches, but the request lacks a key part.
+    const key = forRule(rule, shadow, skipped, () =>
+      matches(rule.match, facts, view) ? (limitKey(rule, facts) ?? null) : undefined
     )
-    if (key !== undefined) applying.push({ rule, key })
+    if (key === null) skipped.push({ rule, why: 'no-key' })
+    else if (key !== undefined) applying.push({ rule, key })
   }
   const replaced = new Set(applying.flatMap(({ rule }) => rule.replaces))
   const checks: Check[] = []
   for (const { rule, key } of applying) {
-    if (replaced.has(rule.id)) continue
+    if (replaced.has(rule.id)) {
+      skipped.push({ rule, why: 'replaced' })
+      continue
+    }
     const shadow = shadowAll || rule.shadow
-    const cost = forRule(rule, shadow, unreadable, () => requestCost(rule.cost, facts))
+    const cost = forRule(rule, shadow, skipped, () => requestCost(rule.cost, facts))
     if (cost === undefined) continue
     const policy = rule.tiers
       ? tierPolicy(rule.policy, rule.tiers, rule.explicitBurst, facts)
       : rule.policy
-    checks.push({ rule, policy, key, cost, shadow })
+    checks.push({ rule, policy, key, cost, shadow, failMode: shadow ? 'open' : rule.failMode })
   }
-  const plan: Plan = { action: 'limit', checks }
+  const plan: Plan = { action: 'limit', checks, skipped }
   if (denied !== undefined) plan.wouldDeny = denied
-  if (unreadable.length > 0) plan.unreadable = unreadable
   return plan
 }
 
 /**
- * Runs `read`, naming the rule in any `BadRequestError` it throws. A rule in shadow never
- * blocks, not even with a 400: its unreadable request is noted in `unreadable` and skipped.
+ * Runs `read`, naming the rule in any `BadRequestError` it throws. Caught on purpose, not to
+ * answer it: a rule in shadow never blocks, not even with a 400, so its unreadable request is
+ * noted in `skipped` and `undefined` returned.
  */
-function forRule<T>(
-  rule: Rule,
-  shadow: boolean,
-  unreadable: string[],
-  read: () => T
-): T | undefined {
+function forRule<T>(rule: Rule, shadow: boolean, skipped: Skipped[], read: () => T): T | undefined {
   try {
     return read()
   } catch (error) {
     if (!(error instanceof BadRequestError)) throw error
     if (shadow) {
-      unreadable.push(rule.id)
+      skipped.push({ rule, why: 'unreadable' })
       return undefined
     }
     throw new BadRequestError(error.field, error.message, rule.id)

@@ -18,9 +18,9 @@ const T0 = 1_700_000_000_000
 
 describe('concurrency limit', () => {
   it('grants a leased slot per request up to the limit, then denies until one frees', () => {
-    const a = concurrency.consume(undefined, policy, T0, 1)
-    const b = concurrency.consume(a.state, policy, T0 + 1, 1)
-    const c = concurrency.consume(b.state, policy, T0 + 2, 1)
+    const a = concurrency.charge(undefined, policy, T0, 1)
+    const b = concurrency.charge(a.state, policy, T0 + 1, 1)
+    const c = concurrency.charge(b.state, policy, T0 + 2, 1)
     expect([a, b, c].map((o) => o.decision.allowed)).toEqual([true, true, false])
     expect(a.decision.leaseId).not.toBe(b.decision.leaseId)
     // No release seen yet and leases 1 ms old: the estimate's floor, not the 60 s lease.
@@ -29,23 +29,23 @@ describe('concurrency limit', () => {
   })
 
   it('frees a slot on release', () => {
-    const a = concurrency.consume(undefined, policy, T0, 1)
-    const b = concurrency.consume(a.state, policy, T0, 1)
+    const a = concurrency.charge(undefined, policy, T0, 1)
+    const b = concurrency.charge(a.state, policy, T0, 1)
     const released = releaseLease(b.state as ConcurrencyState, a.decision.leaseId!, policy, T0)
-    expect(concurrency.consume(released, policy, T0, 1).decision.allowed).toBe(true)
+    expect(concurrency.charge(released, policy, T0, 1).decision.allowed).toBe(true)
   })
 
   it('frees a slot whose holder never released it once the lease runs out', () => {
-    const a = concurrency.consume(undefined, policy, T0, 1)
-    const b = concurrency.consume(a.state, policy, T0, 1)
-    expect(concurrency.consume(b.state, policy, T0 + 59_999, 1).decision.allowed).toBe(false)
-    expect(concurrency.consume(b.state, policy, T0 + 60_000, 1).decision.allowed).toBe(true)
+    const a = concurrency.charge(undefined, policy, T0, 1)
+    const b = concurrency.charge(a.state, policy, T0, 1)
+    expect(concurrency.charge(b.state, policy, T0 + 59_999, 1).decision.allowed).toBe(false)
+    expect(concurrency.charge(b.state, policy, T0 + 60_000, 1).decision.allowed).toBe(true)
     expect(concurrency.expiresAtMs(b.state!, policy)).toBe(T0 + 60_000)
   })
 
   it('looks without taking a slot at cost 0', () => {
-    const a = concurrency.consume(undefined, policy, T0, 1)
-    const look = concurrency.consume(a.state, policy, T0, 0)
+    const a = concurrency.charge(undefined, policy, T0, 1)
+    const look = concurrency.charge(a.state, policy, T0, 0)
     expect(look.decision).toMatchObject({ allowed: true, remaining: 1 })
     expect(look.state).toBe(a.state)
   })
@@ -53,18 +53,18 @@ describe('concurrency limit', () => {
 
 /** Takes a slot at `atMs` and releases it `heldMs` later. */
 function holdFor(state: ConcurrencyState | undefined, atMs: number, heldMs: number) {
-  const taken = concurrency.consume(state, policy, atMs, 1)
+  const taken = concurrency.charge(state, policy, atMs, 1)
   return releaseLease(taken.state!, taken.decision.leaseId!, policy, atMs + heldMs)
 }
 
 /** The state with both slots taken at `atMs` (on top of `state`). */
 function full(state: ConcurrencyState | undefined, atMs: number) {
-  const a = concurrency.consume(state, policy, atMs, 1)
-  return concurrency.consume(a.state, policy, atMs, 1).state
+  const a = concurrency.charge(state, policy, atMs, 1)
+  return concurrency.charge(a.state, policy, atMs, 1).state
 }
 
 const retryAfterAt = (state: ConcurrencyState | undefined, nowMs: number) =>
-  concurrency.consume(state, policy, nowMs, 1).decision.retryAfterMs
+  concurrency.charge(state, policy, nowMs, 1).decision.retryAfterMs
 
 describe("concurrency limit's Retry-After estimate", () => {
   it('keeps an exponentially weighted mean of how long released slots were held', () => {

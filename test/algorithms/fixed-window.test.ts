@@ -12,7 +12,7 @@ describe('fixed window', () => {
   it('allows the limit per epoch-aligned window, then denies until the next window', () => {
     const { state, allowed } = burst(undefined, 5, T0 + 10_000)
     expect(allowed).toBe(3)
-    const denied = fixedWindow.consume(state, policy, T0 + 59_999, 1)
+    const denied = fixedWindow.charge(state, policy, T0 + 59_999, 1)
     expect(denied.decision).toEqual({
       allowed: false,
       limit: 3,
@@ -30,18 +30,18 @@ describe('fixed window', () => {
 
   it('does not count a denied request, unless countDenied (Envoy) says so', () => {
     const { state } = burst(undefined, 2, T0)
-    expect(fixedWindow.consume(state, policy, T0, 5).state).toBe(state)
+    expect(fixedWindow.charge(state, policy, T0, 5).state).toBe(state)
     const envoy = { ...policy, countDenied: true }
-    const counted = fixedWindow.consume(state, envoy, T0, 5)
+    const counted = fixedWindow.charge(state, envoy, T0, 5)
     expect(counted.decision.allowed).toBe(false)
     expect(counted.state).toEqual({ windowStartMs: T0, count: 7 })
-    expect(fixedWindow.consume(counted.state, envoy, T0, 1).decision.allowed).toBe(false)
+    expect(fixedWindow.charge(counted.state, envoy, T0, 1).decision.allowed).toBe(false)
   })
 
   it('with limit 0 refuses every charge but answers a look', () => {
     const zero = { ...policy, limit: 0 }
-    expect(fixedWindow.consume(undefined, zero, T0, 1).decision.allowed).toBe(false)
-    expect(fixedWindow.consume(undefined, zero, T0, 0).decision).toMatchObject({
+    expect(fixedWindow.charge(undefined, zero, T0, 1).decision.allowed).toBe(false)
+    expect(fixedWindow.charge(undefined, zero, T0, 0).decision).toMatchObject({
       allowed: true,
       remaining: 0,
     })
@@ -49,7 +49,7 @@ describe('fixed window', () => {
 
   it('keeps its window when the clock goes back, and expires at the window end', () => {
     const { state } = burst(undefined, 3, T0 + 30_000)
-    expect(fixedWindow.consume(state, policy, T0 - 5 * MINUTE, 1).decision.allowed).toBe(false)
+    expect(fixedWindow.charge(state, policy, T0 - 5 * MINUTE, 1).decision.allowed).toBe(false)
     expect(fixedWindow.expiresAtMs(state!, policy)).toBe(T0 + MINUTE)
   })
 })

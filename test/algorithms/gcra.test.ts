@@ -16,13 +16,13 @@ describe('GCRA', () => {
     const { state, allowed } = drive(gcra, policy, undefined, 8, T0)
     expect(allowed).toBe(5)
     expect(state).toEqual({ tatMs: T0 + 500 })
-    expect(gcra.consume(state, policy, T0 + 99, 1).decision.allowed).toBe(false)
-    expect(gcra.consume(state, policy, T0 + 100, 1).decision.allowed).toBe(true)
+    expect(gcra.charge(state, policy, T0 + 99, 1).decision.allowed).toBe(false)
+    expect(gcra.charge(state, policy, T0 + 100, 1).decision.allowed).toBe(true)
   })
 
   it('keeps one timestamp and reports retry, remaining and reset', () => {
     const { state } = drive(gcra, policy, undefined, 5, T0)
-    const denied = gcra.consume(state, policy, T0 + 30, 2)
+    const denied = gcra.charge(state, policy, T0 + 30, 2)
     expect(denied.decision).toEqual({
       allowed: false,
       limit: 5,
@@ -40,8 +40,8 @@ describe('GCRA', () => {
     let t = T0
     for (let i = 0; i < 2_000; i++) {
       t += (i * 7919) % 173
-      const a = gcra.consume(g, policy, t, 1)
-      const c = tokenBucket.consume(b, bucket, t, 1)
+      const a = gcra.charge(g, policy, t, 1)
+      const c = tokenBucket.charge(b, bucket, t, 1)
       expect(a.decision.allowed).toBe(c.decision.allowed)
       g = a.state
       b = c.state

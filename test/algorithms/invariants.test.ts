@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   concurrency,
-  consumeKey,
+  chargeKey,
   releaseLease,
   type ConcurrencyState,
   type KeyState,
@@ -53,7 +53,7 @@ function admitted(policy: Policy, startMs: number, sequence: Arrival[]): Admitte
   const out: Admitted[] = []
   for (const { gap, cost } of sequence) {
     atMs += Math.floor((gap * policy.periodMs) / 1_000)
-    const { state, decision } = consumeKey(key, policy, atMs, cost)
+    const { state, decision } = chargeKey(key, policy, atMs, cost)
     key = state
     if (decision.allowed && cost > 0) out.push({ atMs, cost, delayMs: decision.delayMs ?? 0 })
   }
@@ -278,7 +278,7 @@ describe('no algorithm admits more than its documented bound, for any arrivals a
             state = releaseLease(state, id, policy, atMs)
             continue
           }
-          const outcome = concurrency.consume(state, policy, atMs, action === 'look' ? 0 : 1)
+          const outcome = concurrency.charge(state, policy, atMs, action === 'look' ? 0 : 1)
           state = outcome.state
           if (outcome.decision.leaseId !== undefined)
             held.set(outcome.decision.leaseId, atMs + leaseMs)

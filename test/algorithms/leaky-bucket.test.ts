@@ -10,17 +10,17 @@ describe('leaky bucket', () => {
   it('as a meter, passes at once until the bucket is full, then denies', () => {
     const { state, allowed } = drive(leakyBucket, meter, undefined, 6, T0)
     expect(allowed).toBe(4)
-    const denied = leakyBucket.consume(state, meter, T0, 1)
+    const denied = leakyBucket.charge(state, meter, T0, 1)
     expect(denied.decision).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 100 })
     expect(denied.decision.delayMs).toBeUndefined()
-    expect(leakyBucket.consume(state, meter, T0 + 100, 1).decision.allowed).toBe(true)
+    expect(leakyBucket.charge(state, meter, T0 + 100, 1).decision.allowed).toBe(true)
   })
 
   it('as a shaper, spaces admitted requests at the leak rate', () => {
     let state
     const delays: number[] = []
     for (let i = 0; i < 4; i++) {
-      const outcome = leakyBucket.consume(state, shaper, T0, 1)
+      const outcome = leakyBucket.charge(state, shaper, T0, 1)
       state = outcome.state
       delays.push(outcome.decision.delayMs!)
     }
@@ -31,12 +31,12 @@ describe('leaky bucket', () => {
     let state
     const allowed: boolean[] = []
     for (let i = 0; i < 5; i++) {
-      const outcome = leakyBucket.consume(state, { ...shaper, maxWaitMs: 200 }, T0, 1)
+      const outcome = leakyBucket.charge(state, { ...shaper, maxWaitMs: 200 }, T0, 1)
       state = outcome.state
       allowed.push(outcome.decision.allowed)
     }
     expect(allowed).toEqual([true, true, true, false, false])
-    const waited = leakyBucket.consume(state, { ...shaper, maxWaitMs: 200 }, T0, 1)
+    const waited = leakyBucket.charge(state, { ...shaper, maxWaitMs: 200 }, T0, 1)
     expect(waited.decision.retryAfterMs).toBe(100)
   })
 
@@ -59,7 +59,7 @@ describe('leaky bucket shaper: remaining', () => {
     let state
     const seen: [boolean, number][] = []
     for (let i = 0; i < 3; i++) {
-      const outcome = leakyBucket.consume(state, tight, T0, 1)
+      const outcome = leakyBucket.charge(state, tight, T0, 1)
       state = outcome.state
       seen.push([outcome.decision.allowed, outcome.decision.remaining])
     }

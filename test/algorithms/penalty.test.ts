@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { consumeKey, keyStateExpiresAtMs, type KeyState, type Policy } from '../../src/algorithms'
+import { chargeKey, keyStateExpiresAtMs, type KeyState, type Policy } from '../../src/algorithms'
 
 const MINUTE = 60_000
 const logins: Policy = {
@@ -14,7 +14,7 @@ function attempts(key: KeyState | undefined, count: number, nowMs: number, polic
   const allowed: boolean[] = []
   let decision
   for (let i = 0; i < count; i++) {
-    const outcome = consumeKey(key, policy, nowMs, 1)
+    const outcome = chargeKey(key, policy, nowMs, 1)
     key = outcome.state
     decision = outcome.decision
     allowed.push(decision.allowed)
@@ -33,14 +33,14 @@ describe('penalty box', () => {
 
   it('stays locked after the window has slid by, and Retry-After counts down the lock', () => {
     const { key } = attempts(undefined, 6, T0)
-    const later = consumeKey(key, logins, T0 + 5 * MINUTE, 1)
+    const later = chargeKey(key, logins, T0 + 5 * MINUTE, 1)
     expect(later.decision).toMatchObject({ allowed: false, retryAfterMs: 10 * MINUTE })
     expect(later.state).toBe(key)
   })
 
   it('lets requests through again once the lock ends, with the counts it had', () => {
     const { key } = attempts(undefined, 6, T0)
-    const free = consumeKey(key, logins, T0 + 15 * MINUTE, 1)
+    const free = chargeKey(key, logins, T0 + 15 * MINUTE, 1)
     expect(free.decision.allowed).toBe(true)
     expect(free.state?.blockedUntilMs).toBeUndefined()
   })
@@ -49,7 +49,7 @@ describe('penalty box', () => {
     const { key } = attempts(undefined, 6, T0, { ...logins, penaltyMs: undefined })
     expect(key?.blockedUntilMs).toBeUndefined()
     const { key: full } = attempts(undefined, 5, T0)
-    expect(consumeKey(full, logins, T0, 0).state).toBe(full)
+    expect(chargeKey(full, logins, T0, 0).state).toBe(full)
   })
 
   it('keeps a locked key until the lock ends, even past the window', () => {

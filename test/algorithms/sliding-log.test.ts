@@ -25,15 +25,15 @@ describe('sliding window log', () => {
     let state: SlidingLogState | undefined
     ;({ state } = burst(state, 1, T0))
     ;({ state } = burst(state, 2, T0 + 400))
-    const denied = slidingLog.consume(state, policy, T0 + 500, 2)
+    const denied = slidingLog.charge(state, policy, T0 + 500, 2)
     expect(denied.decision).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 900 })
-    expect(slidingLog.consume(state, policy, T0 + 1_399, 2).decision.allowed).toBe(false)
-    expect(slidingLog.consume(state, policy, T0 + 1_400, 2).decision.allowed).toBe(true)
+    expect(slidingLog.charge(state, policy, T0 + 1_399, 2).decision.allowed).toBe(false)
+    expect(slidingLog.charge(state, policy, T0 + 1_400, 2).decision.allowed).toBe(true)
   })
 
   it('denies without writing, and reports when the log empties', () => {
     const { state } = burst(undefined, 3, T0)
-    const denied = slidingLog.consume(state, policy, T0 + 10, 1)
+    const denied = slidingLog.charge(state, policy, T0 + 10, 1)
     expect(denied.state).toBe(state)
     expect(denied.decision.resetAtMs).toBe(T0 + 1_000)
     expect(slidingLog.expiresAtMs(state!, policy)).toBe(T0 + 1_000)
@@ -42,7 +42,7 @@ describe('sliding window log', () => {
   it('keeps at most one entry per admitted unit still in the window', () => {
     const big: SlidingLogPolicy = { algorithm: 'sliding-log', limit: 100, periodMs: 1_000 }
     let state: SlidingLogState | undefined
-    for (let t = 0; t < 10_000; t += 3) state = slidingLog.consume(state, big, T0 + t, 1).state
+    for (let t = 0; t < 10_000; t += 3) state = slidingLog.charge(state, big, T0 + t, 1).state
     expect(state!.entries.length).toBeLessThanOrEqual(100)
   })
 })

@@ -22,7 +22,7 @@ describe('sliding-window counter', () => {
   })
 
   it('reports remaining, the full reset and no retry while allowed', () => {
-    const { decision } = slidingWindow.consume(undefined, policy, at(5_000), 1)
+    const { decision } = slidingWindow.charge(undefined, policy, at(5_000), 1)
     expect(decision).toEqual({
       allowed: true,
       limit: 10,
@@ -35,7 +35,7 @@ describe('sliding-window counter', () => {
   it("matches the seeds' worked example: 42 previous, 18 current, 15 s in → 49.5 of 50", () => {
     const p: SlidingWindowPolicy = { algorithm: 'sliding-window', limit: 50, periodMs: MINUTE }
     const state: SlidingWindowState = { windowStartMs: T0, current: 18, previous: 42 }
-    const first = slidingWindow.consume(state, p, at(15_000), 1)
+    const first = slidingWindow.charge(state, p, at(15_000), 1)
     expect(first.decision.allowed).toBe(false) // 49.5 + 1 > 50
     expect(first.state).toBe(state)
     expect(first.decision.remaining).toBe(0)
@@ -64,47 +64,47 @@ describe('sliding-window counter', () => {
 
   it('retryAfterMs points exactly at the first moment a request passes', () => {
     const full = burst(undefined, 10, at(20_000)).state
-    const denied = slidingWindow.consume(full, policy, at(30_000), 1)
+    const denied = slidingWindow.charge(full, policy, at(30_000), 1)
     expect(denied.decision.allowed).toBe(false)
     const passAt = at(30_000) + denied.decision.retryAfterMs
-    expect(slidingWindow.consume(full, policy, passAt - 1, 1).decision.allowed).toBe(false)
-    expect(slidingWindow.consume(full, policy, passAt, 1).decision.allowed).toBe(true)
+    expect(slidingWindow.charge(full, policy, passAt - 1, 1).decision.allowed).toBe(false)
+    expect(slidingWindow.charge(full, policy, passAt, 1).decision.allowed).toBe(true)
   })
 
   it('denies a cost above what remains without charging it', () => {
     const { state } = burst(undefined, 7, at(0))
-    const outcome = slidingWindow.consume(state, policy, at(1_000), 4)
+    const outcome = slidingWindow.charge(state, policy, at(1_000), 4)
     expect(outcome.decision.allowed).toBe(false)
     expect(outcome.state).toBe(state)
     expect(outcome.decision.remaining).toBe(3)
-    expect(slidingWindow.consume(state, policy, at(1_000), 3).decision.allowed).toBe(true)
+    expect(slidingWindow.charge(state, policy, at(1_000), 3).decision.allowed).toBe(true)
   })
 
   it('denies a cost above the limit and points at the full reset', () => {
-    const outcome = slidingWindow.consume(undefined, policy, at(0), 11)
+    const outcome = slidingWindow.charge(undefined, policy, at(0), 11)
     expect(outcome.decision.allowed).toBe(false)
     expect(outcome.state).toBeUndefined()
     expect(outcome.decision.remaining).toBe(10)
     expect(outcome.decision.retryAfterMs).toBe(1)
     const { state } = burst(undefined, 3, at(0))
-    const later = slidingWindow.consume(state, policy, at(10_000), 11)
+    const later = slidingWindow.charge(state, policy, at(10_000), 11)
     expect(later.decision.retryAfterMs).toBe(T0 + 2 * MINUTE - at(10_000))
   })
 
   it('cost 0 looks without charging, even at the limit', () => {
     const { state } = burst(undefined, 10, at(0))
-    const outcome = slidingWindow.consume(state, policy, at(1), 0)
+    const outcome = slidingWindow.charge(state, policy, at(1), 0)
     expect(outcome.decision).toMatchObject({ allowed: true, remaining: 0 })
     expect(outcome.state).toBe(state)
   })
 
   it('treats a clock that went backwards as no time passing', () => {
     const { state } = burst(undefined, 10, at(50_000))
-    const back = slidingWindow.consume(state, policy, at(50_000) - 3 * MINUTE, 1)
+    const back = slidingWindow.charge(state, policy, at(50_000) - 3 * MINUTE, 1)
     expect(back.decision.allowed).toBe(false)
     expect(back.state).toBe(state)
     const { state: partial } = burst(undefined, 4, at(50_000))
-    const allowed = slidingWindow.consume(partial, policy, at(10_000) - MINUTE, 1)
+    const allowed = slidingWindow.charge(partial, policy, at(10_000) - MINUTE, 1)
     expect(allowed.decision.allowed).toBe(true)
     expect(allowed.state).toEqual({ windowStartMs: T0, current: 5, previous: 0 })
   })
@@ -115,7 +115,7 @@ describe('sliding-window counter', () => {
       limit: 1_000_000_000,
       periodMs: 365 * 86_400_000,
     }
-    const outcome = slidingWindow.consume(undefined, year, at(0), 1)
+    const outcome = slidingWindow.charge(undefined, year, at(0), 1)
     expect(outcome.decision.allowed).toBe(true)
     expect(outcome.decision.remaining).toBe(999_999_999)
     expect(Number.isSafeInteger(outcome.decision.resetAtMs)).toBe(true)

@@ -21,7 +21,7 @@ describe('token bucket', () => {
   })
 
   it('reports the capacity as limit and when the bucket is full again', () => {
-    const { decision } = tokenBucket.consume(undefined, policy, T0, 1)
+    const { decision } = tokenBucket.charge(undefined, policy, T0, 1)
     expect(decision).toEqual({
       allowed: true,
       limit: 20,
@@ -44,47 +44,47 @@ describe('token bucket', () => {
 
   it('retryAfterMs is exact for the cost asked', () => {
     const empty = { tokens: 0.5, updatedAtMs: T0 }
-    const denied = tokenBucket.consume(empty, policy, T0, 3)
+    const denied = tokenBucket.charge(empty, policy, T0, 3)
     expect(denied.decision).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 250 })
     expect(denied.state).toBe(empty)
-    expect(tokenBucket.consume(empty, policy, T0 + 249, 3).decision.allowed).toBe(false)
-    expect(tokenBucket.consume(empty, policy, T0 + 250, 3).decision.allowed).toBe(true)
+    expect(tokenBucket.charge(empty, policy, T0 + 249, 3).decision.allowed).toBe(false)
+    expect(tokenBucket.charge(empty, policy, T0 + 250, 3).decision.allowed).toBe(true)
   })
 
   it('denies a cost above the tokens without storing a deficit (upstash#156)', () => {
     const state = { tokens: 2, updatedAtMs: T0 }
-    const outcome = tokenBucket.consume(state, policy, T0, 5)
+    const outcome = tokenBucket.charge(state, policy, T0, 5)
     expect(outcome.decision.allowed).toBe(false)
     expect(outcome.state).toBe(state)
-    expect(tokenBucket.consume(state, policy, T0, 2).decision).toMatchObject({
+    expect(tokenBucket.charge(state, policy, T0, 2).decision).toMatchObject({
       allowed: true,
       remaining: 0,
     })
   })
 
   it('a cost above the capacity never passes and points at a full bucket', () => {
-    const outcome = tokenBucket.consume({ tokens: 5, updatedAtMs: T0 }, policy, T0, 21)
+    const outcome = tokenBucket.charge({ tokens: 5, updatedAtMs: T0 }, policy, T0, 21)
     expect(outcome.decision.allowed).toBe(false)
     expect(outcome.decision.retryAfterMs).toBe(1_500)
   })
 
   it('cost 0 looks without charging', () => {
     const state = { tokens: 0, updatedAtMs: T0 }
-    const outcome = tokenBucket.consume(state, policy, T0 + 50, 0)
+    const outcome = tokenBucket.charge(state, policy, T0 + 50, 0)
     expect(outcome.decision).toMatchObject({ allowed: true, remaining: 0 })
     expect(outcome.state).toBe(state)
   })
 
   it('remaining 0 after the last token is still an allowed request (upstash#74)', () => {
-    const outcome = tokenBucket.consume({ tokens: 1, updatedAtMs: T0 }, policy, T0, 1)
+    const outcome = tokenBucket.charge({ tokens: 1, updatedAtMs: T0 }, policy, T0, 1)
     expect(outcome.decision).toMatchObject({ allowed: true, remaining: 0 })
   })
 
   it('a clock that went backwards refills nothing and does not move time back', () => {
     const state = { tokens: 0, updatedAtMs: T0 }
-    const outcome = tokenBucket.consume(state, policy, T0 - 10_000, 1)
+    const outcome = tokenBucket.charge(state, policy, T0 - 10_000, 1)
     expect(outcome.decision.allowed).toBe(false)
-    const later = tokenBucket.consume({ tokens: 1, updatedAtMs: T0 }, policy, T0 - 10_000, 1)
+    const later = tokenBucket.charge({ tokens: 1, updatedAtMs: T0 }, policy, T0 - 10_000, 1)
     expect(later.state).toEqual({ tokens: 0, updatedAtMs: T0 })
   })
 
@@ -99,7 +99,7 @@ describe('token bucket', () => {
     let allowed = 0
     // One request every ms for 100 s: exactly 3 tokens per 10 s arrive, so 30 pass.
     for (let t = 1; t <= 100_000; t++) {
-      const outcome = tokenBucket.consume(state, slow, T0 + t, 1)
+      const outcome = tokenBucket.charge(state, slow, T0 + t, 1)
       state = outcome.state
       if (outcome.decision.allowed) allowed++
     }
@@ -113,8 +113,8 @@ describe('token bucket', () => {
       periodMs: 365 * 86_400_000,
       burst: 1,
     }
-    const first = tokenBucket.consume(undefined, year, T0, 1)
-    const second = tokenBucket.consume(first.state, year, T0 + 1, 1)
+    const first = tokenBucket.charge(undefined, year, T0, 1)
+    const second = tokenBucket.charge(first.state, year, T0 + 1, 1)
     expect(second.decision.allowed).toBe(false)
     expect(second.decision.retryAfterMs).toBe(365 * 86_400_000 - 1)
   })

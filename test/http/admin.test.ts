@@ -218,6 +218,47 @@ describe('admin API', () => {
     })
   })
 
+  it('POST /explain gives every matching rule in document order, and why one is not charged', async () => {
+    const rule = (id: string, key: string[], fields: Record<string, unknown> = {}) => ({
+      id,
+      key,
+      algorithm: 'sliding-window',
+      limit: 5,
+      period: '1m',
+      ...fields,
+    })
+    const rules = parseRules(
+      {
+        version: 1,
+        rules: [
+          rule('per-ip', ['ip']),
+          rule('elsewhere', ['ip'], { match: { path: '/other' } }),
+          rule('dark', ['query:k'], { shadow: true }),
+          rule('by-key', ['header:x-api-key']),
+          rule('by-country', ['cf:country'], { replaces: ['per-ip'] }),
+        ],
+      },
+      't'
+    )
+    const send = client({ rules }, { ADMIN_TOKEN: TOKEN })
+    const response = await send('/__ratelimit/explain', {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: 'https://h.test/x?k=1&k=2', ip: '198.51.100.79', country: 'nl' }),
+    })
+    const result = (await response.json()) as { rules: unknown[] }
+    expect(result).toMatchObject({
+      outcome: 'origin',
+      rules: [
+        { rule: 'per-ip', applies: false, why: 'replaced by another rule' },
+        { rule: 'dark', applies: false, why: 'the request is ambiguous for it' },
+        { rule: 'by-key', applies: false, why: 'a key part is absent' },
+        { rule: 'by-country', applies: true, key: 'by-country|NL', wouldAllow: true },
+      ],
+    })
+    expect(result.rules).toHaveLength(4)
+  })
+
   it('POST /explain rejects a malformed description with every problem', async () => {
     const send = client({ rules: parseRules(doc(1), 't') }, { ADMIN_TOKEN: TOKEN })
     const response = await send('/__ratelimit/explain', {

@@ -6,7 +6,7 @@ import {
   tightest,
   type RuleDecision,
 } from '../../src/http/headers'
-import { parseRules } from '../../src/rules'
+import { parseRules, type Rule } from '../../src/rules'
 import type { Decision } from '../../src/types'
 
 const NOW = 1_700_000_000_000
@@ -26,7 +26,17 @@ const [perIp, perKey] = parseRules(
     ],
   },
   't'
-).rules as [RuleDecision['rule'], RuleDecision['rule']]
+).rules as [Rule, Rule]
+
+/** A rule's check as the plan makes it. */
+const check = (rule: Rule): RuleDecision['check'] => ({
+  rule,
+  policy: rule.policy,
+  key: `${rule.id}|k`,
+  cost: 1,
+  shadow: false,
+  failMode: 'open',
+})
 
 const decision = (fields: Partial<Decision>): Decision => ({
   allowed: true,
@@ -39,14 +49,9 @@ const decision = (fields: Partial<Decision>): Decision => ({
 
 describe('rate-limit headers', () => {
   const both: RuleDecision[] = [
+    { check: check(perIp), decision: decision({ remaining: 42, resetAtMs: NOW + 90_500 }) },
     {
-      rule: perIp,
-      policy: perIp.policy,
-      decision: decision({ remaining: 42, resetAtMs: NOW + 90_500 }),
-    },
-    {
-      rule: perKey,
-      policy: perKey.policy,
+      check: check(perKey),
       decision: decision({ limit: 20, remaining: 3, resetAtMs: NOW + 1_700 }),
     },
   ]
@@ -74,16 +79,8 @@ describe('rate-limit headers', () => {
   })
 
   it('breaks a tie on remaining by the later reset', () => {
-    const a = {
-      rule: perIp,
-      policy: perIp.policy,
-      decision: decision({ remaining: 0, resetAtMs: NOW + 5_000 }),
-    }
-    const b = {
-      rule: perKey,
-      policy: perKey.policy,
-      decision: decision({ remaining: 0, resetAtMs: NOW + 9_000 }),
-    }
+    const a = { check: check(perIp), decision: decision({ remaining: 0, resetAtMs: NOW + 5_000 }) }
+    const b = { check: check(perKey), decision: decision({ remaining: 0, resetAtMs: NOW + 9_000 }) }
     expect(tightest([a, b])).toBe(b)
     expect(tightest([b, a])).toBe(b)
   })

@@ -196,7 +196,8 @@ describe('rateLimit middleware', () => {
         limit: 1,
         period: '1m',
       }),
-      onLimited: (_c, denied) => new Response(`slow down: ${denied[0]!.rule.id}`, { status: 429 }),
+      onLimited: (_c, denied) =>
+        new Response(`slow down: ${denied[0]!.check.rule.id}`, { status: 429 }),
     })
     await send('/x', { ip: '203.0.113.80' })
     const response = await send('/x', { ip: '203.0.113.80' })

@@ -1,13 +1,18 @@
 import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
-import type { Policy } from '../../src/algorithms'
+import type { ConcurrencyPolicy, Policy } from '../../src/algorithms'
 import { LimiterUnavailableError } from '../../src/errors'
-import { limit, type LimitCall, type LimiterNamespace } from '../../src/limiter/client'
+import {
+  charge,
+  releaseSlot,
+  type ChargeCall,
+  type LimiterNamespace,
+} from '../../src/limiter/client'
 import { MAX_OBJECT_NAME_LENGTH, objectName } from '../../src/limiter/object-name'
 
 const policy: Policy = { algorithm: 'sliding-window', limit: 2, periodMs: 60_000 }
-const call = (fields: Partial<LimitCall>): LimitCall => ({
-  ruleId: 'r',
+const call = (fields: Partial<ChargeCall>): ChargeCall => ({
+  rule: { id: 'r' },
   key: 'r|k',
   policy,
   cost: 1,
@@ -18,12 +23,12 @@ const flaky = env.FLAKY_LIMITER as unknown as LimiterNamespace
 
 describe('limiter client', () => {
   it("returns the Durable Object's decision", async () => {
-    const result = await limit(env.LIMITER, call({ key: 'r|decides' }), 1_000)
+    const result = await charge(env.LIMITER, call({ key: 'r|decides' }), 1_000)
     expect(result).toMatchObject({ enforced: true, decision: { allowed: true, remaining: 1 } })
   })
 
   it('fails open on an error: not enforced, with the reason', async () => {
-    expect(await limit(flaky, call({ ruleId: 'throws', key: 'throws|a' }), 1_000)).toEqual({
+    expect(await charge(flaky, call({ rule: { id: 'throws' }, key: 'throws|a' }), 1_000)).toEqual({
       enforced: false,
       reason: 'error',
     })
@@ -31,23 +36,23 @@ describe('limiter client', () => {
 
   it('fails open on a timeout', async () => {
     // The object never answers, so only the 50 ms timeout can end this call.
-    expect(await limit(flaky, call({ ruleId: 'hangs', key: 'hangs|a' }), 50)).toEqual({
+    expect(await charge(flaky, call({ rule: { id: 'hangs' }, key: 'hangs|a' }), 50)).toEqual({
       enforced: false,
       reason: 'timeout',
     })
   })
 
   it('fails closed by throwing LimiterUnavailableError', async () => {
-    const error = await limit(
+    const error = await charge(
       flaky,
-      call({ ruleId: 'throws', key: 'throws|b', failMode: 'closed' }),
+      call({ rule: { id: 'throws' }, key: 'throws|b', failMode: 'closed' }),
       1_000
     ).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LimiterUnavailableError)
     expect((error as LimiterUnavailableError).reason).toBe('error')
-    const timeout = await limit(
+    const timeout = await charge(
       flaky,
-      call({ ruleId: 'hangs', key: 'hangs|b', failMode: 'closed' }),
+      call({ rule: { id: 'hangs' }, key: 'hangs|b', failMode: 'closed' }),
       50
     ).catch((e: unknown) => e)
     expect((timeout as LimiterUnavailableError).reason).toBe('timeout')
@@ -60,7 +65,26 @@ describe('limiter client', () => {
     expect(name).toMatch(/^r\|#[A-Za-z0-9_-]{43}$/)
     expect(name.length).toBeLessThanOrEqual(MAX_OBJECT_NAME_LENGTH)
     expect(await objectName('r', `${long}y`)).not.toBe(name)
-    const result = await limit(env.LIMITER, call({ key: long }), 1_000)
+    const result = await charge(env.LIMITER, call({ key: long }), 1_000)
     expect(result.enforced).toBe(true)
+  })
+
+  it('takes a concurrency slot through the queue: timedOut when the wait runs out, free once released', async () => {
+    const slots: ConcurrencyPolicy = {
+      algorithm: 'concurrency',
+      limit: 1,
+      periodMs: 60_000,
+      queue: 1,
+      maxWaitMs: 20,
+    }
+    const slot = call({ key: 'r|slot', policy: slots })
+    const first = await charge(env.LIMITER, slot, 1_000)
+    expect(first).toMatchObject({ enforced: true, decision: { allowed: true } })
+    const waited = await charge(env.LIMITER, slot, 1_000)
+    expect(waited).toMatchObject({ enforced: true, decision: { allowed: false, timedOut: true } })
+    const leaseId = first.enforced ? first.decision.leaseId : undefined
+    expect(leaseId).toEqual(expect.any(String))
+    await releaseSlot(env.LIMITER, slot, slots, leaseId ?? '', 1_000)
+    expect(await charge(env.LIMITER, slot, 1_000)).toMatchObject({ decision: { allowed: true } })
   })
 })

@@ -17,9 +17,7 @@ describe('RateLimiterObject', () => {
     'admits exactly the limit of 500 concurrent calls (%o)',
     async (policy) => {
       const stub = env.LIMITER.getByName(`concurrent-${policy.algorithm}`)
-      const decisions = await Promise.all(
-        Array.from({ length: 500 }, () => stub.consume(policy, 1))
-      )
+      const decisions = await Promise.all(Array.from({ length: 500 }, () => stub.charge(policy, 1)))
       expect(decisions.filter((d) => d.allowed)).toHaveLength(100)
       expect(
         decisions.filter((d) => !d.allowed).every((d) => d.remaining === 0 && d.retryAfterMs > 0)
@@ -29,7 +27,7 @@ describe('RateLimiterObject', () => {
 
   it('stores state with its expiry and arms one alarm for it', async () => {
     const stub = env.LIMITER.getByName('stores')
-    const decision = await stub.consume(hourly, 1)
+    const decision = await stub.charge(hourly, 1)
     const stored = await storedState(stub)
     expect(stored).toMatchObject({
       algorithm: 'sliding-window',
@@ -49,9 +47,9 @@ describe('RateLimiterObject', () => {
       const alarm = vi.spyOn(state.storage, 'setAlarm')
       const count = () => put.mock.calls.length + alarm.mock.calls.length
       try {
-        const allowed = instance.consume(tiny, 1)
+        const allowed = instance.charge(tiny, 1)
         const afterAllowed = count()
-        const denied = instance.consume(tiny, 1)
+        const denied = instance.charge(tiny, 1)
         return { allowed: allowed.allowed, denied: denied.allowed, afterAllowed, total: count() }
       } finally {
         vi.restoreAllMocks()
@@ -62,26 +60,26 @@ describe('RateLimiterObject', () => {
 
   it("starts afresh when the rule's algorithm or period changes", async () => {
     const stub = env.LIMITER.getByName('policy-change')
-    await stub.consume({ ...hourly, limit: 1 }, 1)
-    expect((await stub.consume({ ...hourly, limit: 1 }, 1)).allowed).toBe(false)
-    expect((await stub.consume({ ...hourly, limit: 1, periodMs: 60_000 }, 1)).allowed).toBe(true)
-    expect((await stub.consume({ ...bucket, limit: 1, burst: 1 }, 1)).allowed).toBe(true)
+    await stub.charge({ ...hourly, limit: 1 }, 1)
+    expect((await stub.charge({ ...hourly, limit: 1 }, 1)).allowed).toBe(false)
+    expect((await stub.charge({ ...hourly, limit: 1, periodMs: 60_000 }, 1)).allowed).toBe(true)
+    expect((await stub.charge({ ...bucket, limit: 1, burst: 1 }, 1)).allowed).toBe(true)
   })
 
   it('keeps a key that is still active when its alarm fires early, and re-arms', async () => {
     const stub = env.LIMITER.getByName('alarm-early')
-    const decision = await stub.consume(hourly, 1)
+    const decision = await stub.charge(hourly, 1)
     expect(await runDurableObjectAlarm(stub)).toBe(true)
     expect(await storedState(stub)).toBeDefined()
     expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBe(
       decision.resetAtMs
     )
-    expect((await stub.consume(hourly, 1)).remaining).toBe(98)
+    expect((await stub.charge(hourly, 1)).remaining).toBe(98)
   })
 
   it('deletes the state of an idle key when its alarm fires', async () => {
     const stub = env.LIMITER.getByName('alarm-idle')
-    await stub.consume(hourly, 1)
+    await stub.charge(hourly, 1)
     // Make the key idle: its stored expiry is now in the past.
     await runInDurableObject(stub, (_i, state) => {
       const stored = state.storage.kv.get<Stored>('state')!
@@ -92,13 +90,13 @@ describe('RateLimiterObject', () => {
     expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBeNull()
     expect(await runDurableObjectAlarm(stub)).toBe(false)
     // A new request after clean-up starts from a full quota.
-    expect((await stub.consume(hourly, 1)).remaining).toBe(99)
+    expect((await stub.charge(hourly, 1)).remaining).toBe(99)
   })
 
   it('reset() forgets the key', async () => {
     const stub = env.LIMITER.getByName('reset')
-    await stub.consume({ ...hourly, limit: 1 }, 1)
+    await stub.charge({ ...hourly, limit: 1 }, 1)
     await stub.reset()
-    expect((await stub.consume({ ...hourly, limit: 1 }, 1)).allowed).toBe(true)
+    expect((await stub.charge({ ...hourly, limit: 1 }, 1)).allowed).toBe(true)
   })
 })

@@ -257,7 +257,7 @@ describe('match.headers and match.query', () => {
     expect(planRequest(ruleSet, onlyShadow)).toEqual({
       action: 'limit',
       checks: [],
-      unreadable: ['dark'],
+      skipped: [{ rule: ruleSet.rules.find((r) => r.id === 'dark'), why: 'unreadable' }],
     })
   })
 

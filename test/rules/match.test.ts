@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { limitKey, matchRules, parseRules } from '../../src/rules'
+import { limitKey, parseRules } from '../../src/rules'
+import { matchRules } from '../support/rules'
 import type { RequestFacts } from '../../src/types'
 
 const facts = (overrides: Partial<RequestFacts> = {}): RequestFacts => ({

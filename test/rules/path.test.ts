@@ -2,15 +2,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BadRequestError } from '../../src/errors'
 import { requestFacts } from '../../src/http/facts'
-import {
-  compilePathPattern,
-  limitKey,
-  matchRules,
-  normalizePath,
-  parseRules,
-  routeOf,
-} from '../../src/rules'
-import { problems } from '../support/rules'
+import { compilePathPattern, limitKey, normalizePath, parseRules, routeOf } from '../../src/rules'
+import { matchRules, problems } from '../support/rules'
 
 const rule = (match: Record<string, unknown>, key = ['path']) => ({
   id: 'r',

@@ -282,9 +282,27 @@ describe('validation of the rule features', () => {
     )
     expect(result).toMatchObject({
       action: 'limit',
-      unreadable: ['dark'],
+      skipped: [{ rule: { id: 'dark' }, why: 'unreadable' }],
       checks: [{ rule: { id: 'lit' } }],
     })
+  })
+
+  it('says why each other matching rule is not charged: its key is absent, or it is replaced', () => {
+    const keyed = rule('keyed', { key: ['header:x-api-key'] })
+    const replacing = rule('replacing', { key: ['cf:country'], replaces: ['a'] })
+    const result = plan(
+      { rules: [rule('a'), keyed, replacing, rule('elsewhere', { match: { path: '/other' } })] },
+      facts({ country: 'NL' })
+    )
+    expect(result).toMatchObject({
+      action: 'limit',
+      checks: [{ rule: { id: 'replacing' } }],
+      skipped: [
+        { rule: { id: 'keyed' }, why: 'no-key' },
+        { rule: { id: 'a' }, why: 'replaced' },
+      ],
+    })
+    expect(result.action === 'limit' && result.skipped).toHaveLength(2)
   })
 
   it('compiles a penalty into the policy', () => {

@@ -18,7 +18,7 @@ export function drive<P extends Policy, S>(
 ) {
   let allowed = 0
   for (let i = 0; i < count; i++) {
-    const outcome = algorithm.consume(state, policy, nowMs, 1)
+    const outcome = algorithm.charge(state, policy, nowMs, 1)
     state = outcome.state
     if (outcome.decision.allowed) allowed++
   }

@@ -13,10 +13,10 @@
  * - `slow`: answers, counting, only once `proceed()` is called (a decision that lands late);
  * - anything else: decides like the real object.
  *
- * Every `consume` call is recorded, so tests can tell a retry from a single call.
+ * Every `charge` call is recorded, so tests can tell a retry from a single call.
  */
 import { DurableObject } from 'cloudflare:workers'
-import { consumeKey, type KeyState, type Policy } from '../../src/algorithms'
+import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
 import type { Decision } from '../../src/types'
 
 /** An error as the runtime flags it. */
@@ -26,7 +26,7 @@ const flagged = (message: string, flags: { retryable?: boolean; overloaded?: boo
 export class FlakyLimiterObject extends DurableObject {
   #proceed: (() => void) | undefined
 
-  async consume(policy: Policy, cost: number): Promise<Decision> {
+  async charge(policy: Policy, cost: number): Promise<Decision> {
     const name = this.ctx.id.name ?? ''
     const calls = this.calls() + 1
     this.ctx.storage.kv.put('calls', calls)
@@ -48,18 +48,18 @@ export class FlakyLimiterObject extends DurableObject {
     this.#proceed?.()
   }
 
-  /** How many times `consume` was called. */
+  /** How many times `charge` was called. */
   calls(): number {
     return this.ctx.storage.kv.get<number>('calls') ?? 0
   }
 
   /** What `policy` still admits, without charging. */
   remaining(policy: Policy): number {
-    return consumeKey(this.#read(), policy, Date.now(), 0).decision.remaining
+    return chargeKey(this.#read(), policy, Date.now(), 0).decision.remaining
   }
 
   #decide(policy: Policy, cost: number): Decision {
-    const { state, decision } = consumeKey(this.#read(), policy, Date.now(), cost)
+    const { state, decision } = chargeKey(this.#read(), policy, Date.now(), cost)
     if (state !== undefined) this.ctx.storage.kv.put('state', state)
     return decision
   }

@@ -1,10 +1,24 @@
 /**
  * @module test/support/rules
- * The problems a rules document is rejected with.
+ * The problems a rules document is rejected with, and which rules match a request.
  */
 import { expect } from 'vitest'
 import { RuleConfigError } from '../../src/errors'
-import { parseRules } from '../../src/rules'
+import { parseRules, type Rule, type RuleSet } from '../../src/rules'
+import { matches, pathView } from '../../src/rules/match'
+import type { RequestFacts } from '../../src/types'
+
+/**
+ * The rules whose `match` holds for a request, in document order.
+ *
+ * @param ruleSet - the rules
+ * @param facts - the request
+ * @throws {BadRequestError} where a rule's match cannot be read unambiguously
+ */
+export function matchRules(ruleSet: RuleSet, facts: RequestFacts): Rule[] {
+  const view = pathView(facts.path)
+  return ruleSet.rules.filter((rule) => matches(rule.match, facts, view))
+}
 
 /**
  * Parses `input` and returns every problem reported; fails the test if it is accepted.

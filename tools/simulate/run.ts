@@ -1,10 +1,10 @@
 /**
  * @module tools/simulate/run
  * Runs rules over simulated requests with the project's own code: `parseRules` for the rules,
- * `limitKey` for the counter a request is charged to, `consumeKey` (what the Durable Object runs)
+ * `limitKey` for the counter a request is charged to, `chargeKey` (what the Durable Object runs)
  * for the decision. Pure: virtual time, no I/O.
  */
-import { consumeKey, type KeyState } from '../../src/algorithms'
+import { chargeKey, type KeyState } from '../../src/algorithms'
 import { RuleConfigError } from '../../src/errors'
 import { limitKey, parseRules, type Rule, type RuleSet } from '../../src/rules'
 import type { RequestFacts } from '../../src/types'
@@ -104,7 +104,7 @@ export function runRules(arrivals: readonly Arrival[], rules: readonly Rule[]): 
           `rule ${rule.id}: the trace key ${JSON.stringify(key)} cannot stand for its key ` +
             '(cf:asn needs a whole number)'
         )
-      const { state, decision } = consumeKey(
+      const { state, decision } = chargeKey(
         states.get(limitKeyValue),
         rule.policy,
         START_MS + t,

@@ -5,39 +5,9 @@
  * bad descriptor is, e.g. `descriptors[1].descriptors[0] (messaging.to_number): invalid rate
  * limit unit 'fortnight'`.
  */
-import type { AlgorithmName } from '../../algorithms'
-import { compileGlob, type Glob } from '../glob'
+import { compileGlob } from '../glob'
 import { loadLimit } from './limit-block'
-import type { EnvoyUnit } from './units'
-
-/** A compiled `rate_limit` block. */
-export interface EnvoyLimit {
-  requestsPerUnit: number
-  /** Absent when `unlimited`. */
-  unit?: EnvoyUnit
-  unlimited: boolean
-  name: string
-  replaces: readonly string[]
-  shadow: boolean
-  quota: boolean
-  /** Our extension: the algorithm to count with (Envoy's fixed window by default). */
-  algorithm: AlgorithmName
-}
-
-/** One level of a descriptor tree. */
-export interface EnvoyNode {
-  limit?: EnvoyLimit
-  /** Children by composite key: `key` or `key_value`. */
-  children: Map<string, EnvoyNode>
-  /** Children whose value has a `*`, in the order written. */
-  wildcards: { key: string; glob: Glob }[]
-  /** `share_threshold`: values matching the wildcard share one counter, named by `wildcardPattern`. */
-  shareThreshold: boolean
-  wildcardPattern?: string
-}
-
-/** Compiled domains by name. */
-export type EnvoyDomains = ReadonlyMap<string, EnvoyNode>
+import type { EnvoyNode, Raw } from './types'
 
 /** Keys envoyproxy/ratelimit accepts, plus our `algorithm` extension inside `rate_limit`. */
 const VALID_KEYS = new Set([
@@ -59,8 +29,6 @@ const VALID_KEYS = new Set([
   'metadata',
   'algorithm',
 ])
-
-type Raw = Record<string, unknown>
 
 /** Where a config came from, for messages: a file (`envoy.yaml: descriptors[0] …`) or a path. */
 export type EnvoyOrigin = { file: string } | { path: string }

@@ -6,16 +6,17 @@
  */
 import type { Policy } from '../../algorithms'
 import type { Decision } from '../../types'
-import type { EnvoyDomains, EnvoyLimit } from './config'
 import { findLimit } from './limits'
 import type { EnvoyRequest } from './request'
+import type { CountedLimit, EnvoyDomains } from './types'
 import { UNIT_SECONDS, MAX_UINT32 } from './units'
 
 /** One counter to charge. */
 export interface EnvoyCheck {
-  limit: EnvoyLimit
+  limit: CountedLimit
   /** The counter's name: domain and entries, a shared wildcard standing in for its values. */
   key: string
+  /** The limit's policy. */
   policy: Policy
   hits: number
 }
@@ -57,7 +58,7 @@ export function planEnvoy(domains: EnvoyDomains, request: EnvoyRequest): EnvoySl
       check: {
         limit: f.limit,
         key: ['envoy', encodeURIComponent(request.domain), ...entries].join('|'),
-        policy: policyOf(f.limit),
+        policy: f.limit.policy,
         hits: descriptor.hits,
       },
     }
@@ -77,17 +78,6 @@ function sharesCounter(
     configured.algorithm === 'fixed-window' &&
     configured.unit === descriptor.override?.unit
   )
-}
-
-function policyOf(limit: EnvoyLimit): Policy {
-  const periodMs = UNIT_SECONDS[limit.unit!] * 1000
-  const perUnit = limit.requestsPerUnit
-  if (limit.algorithm === 'token-bucket')
-    return { algorithm: 'token-bucket', limit: perUnit, periodMs, burst: perUnit }
-  if (limit.algorithm === 'sliding-window')
-    return { algorithm: 'sliding-window', limit: perUnit, periodMs }
-  // envoyproxy/ratelimit increments before it compares, so an over-limit hit still counts.
-  return { algorithm: 'fixed-window', limit: perUnit, periodMs, countDenied: true }
 }
 
 /**
@@ -132,7 +122,7 @@ export function envoyResponse(
 }
 
 /** proto3 JSON of a limit: fields in field-number order, defaults left out. */
-function currentLimit(limit: EnvoyLimit): Record<string, unknown> {
+function currentLimit(limit: CountedLimit): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   if (limit.requestsPerUnit > 0) out.requestsPerUnit = limit.requestsPerUnit
   out.unit = limit.unit
@@ -143,7 +133,7 @@ function currentLimit(limit: EnvoyLimit): Record<string, unknown> {
 /** Whole seconds to the end of the unit, as envoyproxy/ratelimit computes it; ours for others. */
 function untilReset(check: EnvoyCheck, decision: Decision, nowMs: number): number {
   if (check.policy.algorithm === 'fixed-window') {
-    const unit = UNIT_SECONDS[check.limit.unit!]
+    const unit = UNIT_SECONDS[check.limit.unit]
     return unit - (Math.floor(nowMs / 1000) % unit)
   }
   return Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000))

@@ -1,14 +1,18 @@
 /**
  * @module rules/envoy/limit-block
- * One `rate_limit` block of an envoyproxy/ratelimit configuration, checked as that service does.
+ * One `rate_limit` block of an envoyproxy/ratelimit configuration, checked as that service does
+ * and compiled with the policy its counter runs.
  */
-import type { AlgorithmName } from '../../algorithms'
-import type { EnvoyLimit } from './config'
-import { parseUnit, MAX_UINT32 } from './units'
+import type { Policy } from '../../algorithms'
+import type { EnvoyAlgorithm, EnvoyLimit, Raw } from './types'
+import { parseUnit, MAX_UINT32, UNIT_SECONDS, type EnvoyUnit } from './units'
 
-const ALGORITHMS: readonly AlgorithmName[] = ['fixed-window', 'sliding-window', 'token-bucket']
-
-type Raw = Record<string, unknown>
+/** The algorithms a block may name. */
+const ENVOY_ALGORITHMS: readonly EnvoyAlgorithm[] = [
+  'fixed-window',
+  'sliding-window',
+  'token-bucket',
+]
 
 /**
  * Compiles a `rate_limit` block, or reports what is wrong with it.
@@ -52,22 +56,42 @@ export function loadLimit(
       return void report('replaces should not contain name of same descriptor')
     replaces.push(entry.name)
   }
-  const algorithm = (raw.algorithm ?? 'fixed-window') as AlgorithmName
-  if (!ALGORITHMS.includes(algorithm))
+  const named = raw.algorithm ?? 'fixed-window'
+  const algorithm = ENVOY_ALGORITHMS.find((name) => name === named)
+  if (!algorithm)
     return void report(
-      `algorithm must be one of ${ALGORITHMS.join(', ')}, not ${JSON.stringify(raw.algorithm)}`
+      `algorithm must be one of ${ENVOY_ALGORITHMS.join(', ')}, not ${JSON.stringify(raw.algorithm)}`
     )
   if (algorithm !== 'fixed-window' && perUnit === 0 && !unlimited)
     return void report(`algorithm ${algorithm} needs requests_per_unit of at least 1`)
-  const limit: EnvoyLimit = {
+  const block = {
     requestsPerUnit: perUnit,
-    unlimited,
     name,
     replaces,
     shadow: descriptor.shadow_mode === true,
     quota: descriptor.quota_mode === true,
-    algorithm,
   }
-  if (unit) limit.unit = unit
-  return limit
+  if (!unit) return { ...block, unlimited: true }
+  const policy = envoyPolicy(algorithm, perUnit, unit)
+  return { ...block, unlimited: false, unit, algorithm, policy }
+}
+
+/**
+ * The policy a counter of `requestsPerUnit` per `unit` runs.
+ *
+ * @param algorithm - the block's algorithm
+ * @param requestsPerUnit - its limit per unit
+ * @param unit - its unit: the window, or the time a bucket takes to refill
+ */
+export function envoyPolicy(
+  algorithm: EnvoyAlgorithm,
+  requestsPerUnit: number,
+  unit: EnvoyUnit
+): Policy {
+  const periodMs = UNIT_SECONDS[unit] * 1000
+  if (algorithm === 'token-bucket')
+    return { algorithm, limit: requestsPerUnit, periodMs, burst: requestsPerUnit }
+  if (algorithm === 'sliding-window') return { algorithm, limit: requestsPerUnit, periodMs }
+  // envoyproxy/ratelimit increments before it compares, so an over-limit hit still counts.
+  return { algorithm, limit: requestsPerUnit, periodMs, countDenied: true }
 }

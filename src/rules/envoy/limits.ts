@@ -4,7 +4,8 @@
  * level by level, `key_value` first, then wildcard values in the order written, then `key`
  * alone; a limit counts only at the descriptor's last entry; a request limit overrides all.
  */
-import type { EnvoyDomains, EnvoyLimit } from './config'
+import { envoyPolicy } from './limit-block'
+import type { EnvoyDomains, EnvoyLimit } from './types'
 import type { EnvoyUnit } from './units'
 
 /** One `(key, value)` of a request descriptor. */
@@ -38,15 +39,18 @@ export function findLimit(
   const root = domains.get(domain)
   if (!root) return undefined
   if (override) {
+    // The request's own limit: the one policy not built when the config loaded.
+    const { requestsPerUnit, unit } = override
     const limit: EnvoyLimit = {
-      requestsPerUnit: override.requestsPerUnit,
-      unit: override.unit,
+      requestsPerUnit,
+      unit,
       unlimited: false,
       name: '',
       replaces: [],
       shadow: false,
       quota: false,
       algorithm: 'fixed-window',
+      policy: envoyPolicy('fixed-window', requestsPerUnit, unit),
     }
     return { limit, sharedValues: new Map() }
   }

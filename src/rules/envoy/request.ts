@@ -6,6 +6,7 @@
 import { BadRequestError } from '../../errors'
 import { JSON_BOUNDS, jsonBoundsProblem } from '../json-bounds'
 import type { EnvoyEntry } from './limits'
+import type { Raw } from './types'
 import { parseUnit, UNIT_NUMBERS, type EnvoyUnit, MAX_UINT32 } from './units'
 
 /** One descriptor of a request. */
@@ -22,8 +23,6 @@ export interface EnvoyRequest {
   domain: string
   descriptors: EnvoyDescriptor[]
 }
-
-type Raw = Record<string, unknown>
 
 /**
  * Parses a `RateLimitRequest`.

@@ -63,6 +63,14 @@ describe('planEnvoy', () => {
     })
   })
 
+  it("builds a configured limit's policy once, when the config loads", () => {
+    const [first] = slots('bucket')
+    const [again] = slots('bucket')
+    const policy = first?.kind === 'check' ? first.check.policy : undefined
+    expect(policy).toMatchObject({ algorithm: 'token-bucket', limit: 10 })
+    expect(again?.kind === 'check' ? again.check.policy : undefined).toBe(policy)
+  })
+
   it('has nothing to check for unmatched descriptors, and no counter for unlimited ones', () => {
     expect(slots('nothing', 'ldap').map((s) => s.kind)).toEqual(['none', 'unlimited'])
   })
