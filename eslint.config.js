@@ -58,11 +58,14 @@ export default defineConfig(
     ignores: [
       'node_modules/',
       'dist/',
+      'lib/',
       '.wrangler/',
       'coverage/',
       'bench/.out/',
       '.fuzz-out/',
       'docs/',
+      // A consumer of the published package, with its own dependencies (npm run test:consumer).
+      'examples/library-worker/',
       'worker-configuration.d.ts',
     ],
   },

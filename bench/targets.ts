@@ -6,7 +6,7 @@ import { delimiter, dirname, join } from 'node:path'
 import { Miniflare, supportedCompatibilityDate } from 'miniflare'
 
 /** The compatibility date of wrangler.toml. */
-export const WANTED_COMPATIBILITY_DATE = '2026-11-01'
+export const WANTED_COMPATIBILITY_DATE = '2026-10-23'
 
 /**
  * The date the targets run with: the wanted one, unless the workerd bundled with miniflare is

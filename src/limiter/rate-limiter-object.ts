@@ -33,7 +33,7 @@ const STATE_KEY = 'state'
  * One instance per limit key (rule id + key values). Reads its state synchronously, runs the
  * algorithm, writes, and arms an alarm that deletes the state once the key has gone idle.
  */
-export class RateLimiterObject extends DurableObject<Env> {
+export class RateLimiterObject extends DurableObject {
   /** The alarm this instance has armed, if it knows of one. */
   #alarmAtMs: number | undefined
   /** Requests waiting for a concurrency slot, first come first served. */
