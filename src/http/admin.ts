@@ -9,12 +9,14 @@
  *   GET    /keys/<rule>/<v>/…     a key's state, without charging it
  *   DELETE /keys/<rule>/<v>/…     reset a key
  *   POST   /explain               what the rules would do with a described request
+ *   GET    /stats                 what this isolate's limiter client did since it started
  */
 import type { MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
 import { HttpError } from '../errors'
 import { JSON_BOUNDS, jsonBoundsProblem } from '../rules'
 import { peek, resetKey } from '../limiter/client'
+import { clientStats } from '../limiter/stats'
 import { explain, ExplainSchema } from './admin-explain'
 import { getRules, putRules } from './admin-rules'
 import { keyOf } from './admin-access'
@@ -85,6 +87,10 @@ export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
         return Response.json({ rule: found.rule.id, key: found.key, reset: true })
       }
       throw notAllowed('GET, DELETE')
+    }
+    if (resource === 'stats' && rest.length === 0) {
+      if (method !== 'GET') throw notAllowed('GET')
+      return Response.json(clientStats().snapshot())
     }
     if (resource === 'explain' && rest.length === 0) {
       if (method !== 'POST') throw notAllowed('POST')

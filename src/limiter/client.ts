@@ -8,6 +8,7 @@ import { LimiterUnavailableError, type UnavailableReason } from '../errors'
 import type { Decision, FailMode } from '../types'
 import { objectName } from './object-name'
 import type { RateLimiterObject } from './rate-limiter-object'
+import { clientStats } from './stats'
 
 /** The Durable Object namespace the limiter counts in. */
 export type LimiterNamespace = DurableObjectNamespace<RateLimiterObject>
@@ -57,14 +58,21 @@ export async function charge(
   call: ChargeCall,
   timeoutMs: number
 ): Promise<ChargeResult> {
-  const { policy, cost } = call
+  const { policy, cost, rule } = call
   if (policy.algorithm === 'concurrency')
     return chargeWith(call, timeoutMs + policy.maxWaitMs, (name) =>
-      namespace.getByName(name).acquire(policy)
+      counted(rule.id, () => namespace.getByName(name).acquire(policy))
     )
   return chargeWith(call, timeoutMs, (name) =>
-    withRetry(() => namespace.getByName(name).charge(policy, cost))
+    withRetry(() => counted(rule.id, () => namespace.getByName(name).charge(policy, cost)))
   )
+}
+
+/** Makes one call to a limiter object, counted in this isolate's stats. */
+function counted<T>(ruleId: string, send: () => Promise<T>): Promise<T> {
+  // Date.now() moves across I/O even where it is frozen during execution: enough for latency.
+  const done = clientStats().call(ruleId, Date.now())
+  return send().finally(() => done(Date.now()))
 }
 
 /** Asks the key's object through `ask`, within `timeoutMs`, applying the call's fail mode. */
@@ -76,6 +84,7 @@ async function chargeWith(
   try {
     const name = await objectName(call.rule.id, call.key)
     const decision = await withTimeout(ask(name), timeoutMs)
+    clientStats().decided(call.rule.id, 'durableObject')
     return { enforced: true, decision }
   } catch (error) {
     const unavailable =
@@ -83,6 +92,7 @@ async function chargeWith(
         ? error
         : new LimiterUnavailableError(reasonOf(error), { cause: error })
     if (call.failMode === 'closed') throw unavailable
+    clientStats().failedOpen(call.rule.id)
     console.warn(
       JSON.stringify({
         event: 'rate-limit-fail-open',
@@ -122,7 +132,7 @@ export async function peek(
 ): Promise<Decision> {
   const name = await objectName(key.rule.id, key.key)
   return withTimeout(
-    withRetry(() => namespace.getByName(name).charge(key.policy, 0)),
+    withRetry(() => counted(key.rule.id, () => namespace.getByName(name).charge(key.policy, 0))),
     timeoutMs
   ).catch(toUnavailable)
 }
@@ -142,7 +152,7 @@ export async function resetKey(
 ): Promise<void> {
   const name = await objectName(key.rule.id, key.key)
   await withTimeout(
-    withRetry(() => namespace.getByName(name).reset()),
+    withRetry(() => counted(key.rule.id, () => namespace.getByName(name).reset())),
     timeoutMs
   ).catch(toUnavailable)
 }
@@ -165,7 +175,10 @@ export async function releaseSlot(
 ): Promise<void> {
   try {
     const name = await objectName(key.rule.id, key.key)
-    await withTimeout(namespace.getByName(name).release(policy, leaseId), timeoutMs)
+    await withTimeout(
+      counted(key.rule.id, () => namespace.getByName(name).release(policy, leaseId)),
+      timeoutMs
+    )
   } catch (error) {
     console.warn(
       JSON.stringify({
