@@ -89,6 +89,16 @@ export default defineConfig(
       ],
     },
   },
+  {
+    // The peer's packages are devDependencies the bench skips when they are not installed.
+    files: ['bench/peer/*.ts'],
+    rules: {
+      'import-x/no-unresolved': [
+        'error',
+        { ignore: ['^cloudflare:', '^hono-rate-limiter$', '^@hono-rate-limiter/cloudflare$'] },
+      ],
+    },
+  },
   ...layerRules,
   {
     files: PURE.map((layer) => `src/${layer}/**/*.ts`),
