@@ -8,6 +8,8 @@ export interface CpuShare {
   loadgen: number
   origin: number
   workerd: number
+  /** CPU time workerd used over the interval, in ms (10 ms resolution). */
+  workerdMs: number
   host: number
   /** Host CPU not used by the three above: other processes and the kernel's own work. */
   other: number
@@ -63,7 +65,15 @@ export function cpuShare(
   const origin = Math.round(((after.origin - before.origin) / TICKS_PER_SECOND / seconds) * 100)
   const workerd = Math.round(((after.workerd - before.workerd) / TICKS_PER_SECOND / seconds) * 100)
   const host = Math.round(hostShare * cpus().length * 100)
-  return { loadgen, origin, workerd, host, other: Math.max(0, host - loadgen - origin - workerd) }
+  const workerdMs = ((after.workerd - before.workerd) / TICKS_PER_SECOND) * 1000
+  return {
+    loadgen,
+    origin,
+    workerd,
+    workerdMs,
+    host,
+    other: Math.max(0, host - loadgen - origin - workerd),
+  }
 }
 
 function processTicks(pid: number): number {

@@ -43,22 +43,21 @@ const running = new Set<Tracker>()
 // A path with a query, so that forwarding has to rebuild both.
 const PATH = '/bench/item?id=1'
 const WARM_UP_REQUESTS = 200
-const WARM_UP_LIMIT_MS = 15_000
-
-/** How many distinct clients the many-keys scenario cycles through. */
-export const MANY_KEYS = 1_000
+const WARM_UP_CONNECTIONS = 20
+// Bounds a hung target; creating 10,000 keys on a busy machine takes a while.
+const WARM_UP_LIMIT_MS = 180_000
 
 /** What the client addresses of a scenario look like. */
 export type KeyMode = 'hot' | 'many' | 'new'
 
 /**
- * A source of client addresses: always the hot one; a cycle of {@link MANY_KEYS} addresses (each
- * key's Durable Object exists after the warm-up); or a never-seen 10.x.y.z on every call, which
- * measures creating a Durable Object per request.
+ * A source of client addresses: always the hot one; a cycle of `keys` addresses (each key's
+ * Durable Object exists after a warm-up of `keys` requests); or a never-seen 10.x.y.z on every
+ * call, which measures creating a Durable Object per request.
  */
-export function ipSource(mode: KeyMode): () => string {
+export function ipSource(mode: KeyMode, keys = 0): () => string {
   if (mode === 'hot') return () => HOT_IP
-  const cycle = mode === 'many' ? MANY_KEYS : 0xfffffe
+  const cycle = mode === 'many' ? keys : 0xfffffe
   let n = 0
   return () => {
     n = (n % cycle) + 1
@@ -91,17 +90,30 @@ function start(
   return tracker
 }
 
-/** Sends `amount` requests (at least ~200) so that the isolate, its rules and the Durable Objects are warm. */
+/**
+ * Sends `amount` requests (at least ~200) so that the isolate, its rules and the Durable
+ * Objects are warm; resolves the status counts.
+ */
 export async function warmUp(
   url: string,
   nextIp: () => string,
   amount = WARM_UP_REQUESTS
-): Promise<void> {
-  const tracker = start(url, 10, nextIp, { amount: Math.max(amount, WARM_UP_REQUESTS) })
+): Promise<Record<string, number>> {
+  return burst(url, nextIp, Math.max(amount, WARM_UP_REQUESTS), WARM_UP_CONNECTIONS)
+}
+
+/** Sends exactly `amount` requests, `connections` at a time; resolves the status counts. */
+export async function burst(
+  url: string,
+  nextIp: () => string,
+  amount: number,
+  connections: number
+): Promise<Record<string, number>> {
+  const tracker = start(url, connections, nextIp, { amount })
   // `amount` runs ignore `duration`, so bound a hung target here.
   const timer = setTimeout(() => tracker.stop(), WARM_UP_LIMIT_MS)
   try {
-    await tracker
+    return statusCounts(await tracker)
   } finally {
     clearTimeout(timer)
     running.delete(tracker)
@@ -126,9 +138,7 @@ export async function measure(
     running.delete(tracker)
   }
   const sorted = Float64Array.from(latencies).sort()
-  const statusCodes = Object.fromEntries(
-    Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count])
-  )
+  const statusCodes = statusCounts(result)
   return {
     seconds: result.duration,
     requests: result.requests.total,
@@ -140,6 +150,12 @@ export async function measure(
     timeouts: result.timeouts,
     statusCodes,
   }
+}
+
+function statusCounts(result: AutocannonResult): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count])
+  )
 }
 
 /** Stops every run still in flight. */

@@ -1,69 +1,50 @@
-// `npm run bench [-- --duration <s> --connections <n> --bundle <path>]`: measures what the rate
-// limiter adds on top of a bare pass-through Worker, both served by Miniflare on 127.0.0.1.
+// `npm run bench [-- --help]`: the rate limiter beside a naive Durable Object limiter and
+// hono-rate-limiter's Durable Object store, each compared with a bare pass-through Worker in
+// the same run, all served by Miniflare (workerd) on 127.0.0.1 and loaded with autocannon.
 import { existsSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
 import { cpus, platform, release, tmpdir, totalmem } from 'node:os'
-import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
-import { cpuShare, cpuSnapshot } from './cpu-usage.ts'
-import { ipSource, MANY_KEYS, measure, stopAll, warmUp, type KeyMode } from './load.ts'
-import { baselineOf, compare, formatTable, type ScenarioResult } from './report.ts'
+import { resolve } from 'node:path'
+import { runAlarmCost, runAlarmsDue } from './alarms.ts'
+import { buildLimiter, unavailable, type LimiterName } from './limiters.ts'
+import { stopAll } from './load.ts'
+import { parseOptions } from './options.ts'
+import { describeRecord, writeReport } from './output.ts'
+import { BARE } from './report.ts'
+import {
+  runExactness,
+  runLoad,
+  type RunContext,
+  type RunRecord,
+  type TargetName,
+} from './runner.ts'
+import { alarmPeriodS, SCENARIOS, type Scenario } from './scenarios.ts'
 import {
   WANTED_COMPATIBILITY_DATE,
-  buildBundle,
   compatibilityDate,
-  startBare,
-  startLimiter,
   startOrigin,
   type Origin,
-  type RulesDocument,
-  type Target,
 } from './targets.ts'
 
-type Scenario = { name: string; keys: KeyMode; rules?: RulesDocument }
-
-const rulesWithLimit = (limit: number, path = '/*'): RulesDocument => ({
-  version: 1,
-  rules: [
-    { id: 'bench', match: { path }, key: ['ip'], algorithm: 'sliding-window', limit, period: '1h' },
-  ],
-})
-
-// Bare runs open and close the sequence so that drift over the run shows up as a difference.
-const SCENARIOS: Scenario[] = [
-  { name: 'bare (start)', keys: 'hot' },
-  // The Worker's own share: rules are loaded and checked, but none matches, so no Durable Object.
-  { name: 'no-match', keys: 'hot', rules: rulesWithLimit(1_000_000_000, '/elsewhere/*') },
-  { name: 'hot-key', keys: 'hot', rules: rulesWithLimit(1_000_000_000) },
-  { name: 'many-keys', keys: 'many', rules: rulesWithLimit(1_000_000_000) },
-  { name: 'new-keys', keys: 'new', rules: rulesWithLimit(1_000_000_000) },
-  { name: 'mostly-denied', keys: 'hot', rules: rulesWithLimit(10) },
-  { name: 'bare (end)', keys: 'hot' },
-]
-
 const root = resolve(import.meta.dirname, '..')
+const OUTDIR = 'bench/.out'
 
 // Miniflare keeps Durable Object and KV storage in SQLite files under the temp dir; on a disk
 // that I/O, not the limiter, dominates. RAM is closer to what the code itself costs.
 if (process.env.TMPDIR === undefined && existsSync('/dev/shm')) process.env.TMPDIR = '/dev/shm'
-const OUTDIR = 'bench/.out'
 
-const { duration, connections, bundle } = parseFlags()
-const bundlePath = resolve(root, bundle ?? join(OUTDIR, 'index.js'))
+const options = parseOptions()
 
-// Whatever is running when the process is interrupted or fails, newest first.
-const cleanups: Array<() => unknown> = []
+// Whatever is running when the process is interrupted or fails.
+const disposers = new Set<() => Promise<void>>()
 let origin: Origin | undefined
 
 async function cleanUp(): Promise<void> {
   stopAll()
-  for (const cleanup of cleanups.splice(0).reverse()) {
-    try {
-      await cleanup()
-    } catch (error) {
-      console.error('cleanup failed:', error)
-    }
+  for (const dispose of [...disposers]) {
+    disposers.delete(dispose)
+    await dispose().catch((error) => console.error('cleanup failed:', error))
   }
+  origin?.stop()
 }
 
 for (const [signal, code] of [
@@ -78,30 +59,46 @@ for (const [signal, code] of [
 // Last resort for paths that skip cleanUp; the origin also exits when its IPC channel closes.
 process.once('exit', () => origin?.stop())
 
-async function runScenario(
-  scenario: Scenario,
-  originUrl: string,
-  originPid: number
-): Promise<ScenarioResult> {
-  const target: Target = scenario.rules
-    ? await startLimiter(originUrl, bundlePath, scenario.rules)
-    : await startBare(originUrl)
-  const dispose = () => target.dispose()
-  cleanups.push(dispose)
-  try {
-    // One source for warm-up and run: many-keys has met all its keys, new-keys never repeats one.
-    const nextIp = ipSource(scenario.keys)
-    await warmUp(target.url, nextIp, scenario.keys === 'many' ? MANY_KEYS : 0)
-    const before = cpuSnapshot(originPid)
-    const load = await measure(target.url, connections, duration, nextIp)
-    return { name: scenario.name, ...load, cpu: cpuShare(before, cpuSnapshot(originPid)) }
-  } finally {
-    // Absent when an interrupt's cleanUp has already taken (and disposed) it.
-    const index = cleanups.indexOf(dispose)
-    if (index >= 0) {
-      cleanups.splice(index, 1)
-      await dispose()
+async function buildAll(): Promise<Pick<RunContext, 'entries' | 'unavailable'>> {
+  const entries: RunContext['entries'] = {}
+  const missing: RunContext['unavailable'] = {}
+  for (const name of options.targets) {
+    const prebuilt =
+      name === 'project' ? options.bundle : name === 'peer' ? options.peerBundle : undefined
+    const why = prebuilt === undefined ? unavailable(name, root) : undefined
+    if (why !== undefined) {
+      missing[name] = why
+      console.log(`skipping ${name}: ${why}`)
+      continue
     }
+    console.log(`building ${name}${prebuilt ? ` (prebuilt ${prebuilt})` : ''}`)
+    entries[name] = await buildLimiter(name, root, OUTDIR, prebuilt && resolve(prebuilt))
+  }
+  return { entries, unavailable: missing }
+}
+
+/** Rotates the limiters by rep, so that none always runs first after bare. */
+function order(rep: number): LimiterName[] {
+  const shift = (rep - 1) % options.targets.length
+  return [...options.targets.slice(shift), ...options.targets.slice(0, shift)]
+}
+
+async function runScenario(
+  context: RunContext,
+  scenario: Scenario,
+  target: TargetName,
+  rep: number,
+  periodS: number
+): Promise<RunRecord> {
+  switch (scenario.kind) {
+    case 'load':
+      return runLoad(context, scenario, target, rep)
+    case 'alarms-due':
+      return runAlarmsDue(context, scenario, target, rep, periodS)
+    case 'alarm-cost':
+      return runAlarmCost(context, scenario, target, rep, periodS)
+    case 'exactness':
+      return runExactness(context, scenario, target, rep)
   }
 }
 
@@ -114,97 +111,58 @@ async function main(): Promise<void> {
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     storageDir: tmpdir(),
   }
+  console.log(`machine: ${machine.cpus} x ${machine.model}, node ${machine.node}, ${machine.os}`)
   console.log(
-    `machine: ${machine.cpus} x ${machine.model}, node ${machine.node}, ${machine.os}, ${machine.memoryGiB} GiB`
+    `load: ${options.connections} connections x ${options.duration} s, ${options.reps} rep(s), ${options.keys} keys, Durable Object hop ${options.latencyMs} ms`
   )
-  console.log(
-    `load: ${connections} connections x ${duration} s per scenario, from 127.0.0.1 via autocannon`
-  )
-  // Miniflare keeps Durable Object and KV storage in SQLite files under the temp dir, even when not
-  // persisting, so the disk behind it shows up in the limiter numbers.
   console.log(`storage: Miniflare temp dirs under ${machine.storageDir} (set TMPDIR to choose)`)
-  if (compatibilityDate !== WANTED_COMPATIBILITY_DATE) {
-    console.log(
-      `note: miniflare's workerd only supports compatibility dates up to ${compatibilityDate}; using it instead of ${WANTED_COMPATIBILITY_DATE}`
-    )
-  }
+  if (compatibilityDate !== WANTED_COMPATIBILITY_DATE)
+    console.log(`note: using compatibility date ${compatibilityDate} (workerd's newest)`)
 
-  if (bundle === undefined) {
-    console.log('building: wrangler deploy --dry-run --outdir bench/.out')
-    await buildBundle(root, OUTDIR)
-  }
+  const built = await buildAll()
   origin = await startOrigin()
-  const { pid } = origin
-  cleanups.push(() => origin?.stop())
-
-  const results: ScenarioResult[] = []
-  for (const scenario of SCENARIOS) {
-    const result = await runScenario(scenario, origin.url, pid)
-    console.log(
-      `  ${scenario.name}: ${result.requests} requests, ${result.rps.toFixed(0)} req/s, status ${JSON.stringify(result.statusCodes)}`
-    )
-    results.push(result)
+  const context: RunContext = {
+    origin,
+    ...built,
+    duration: options.duration,
+    connections: options.connections,
+    keys: options.keys,
+    latencyMs: options.latencyMs,
+    track: (target) => {
+      const dispose = () => target.dispose()
+      disposers.add(dispose)
+      return () => disposers.delete(dispose)
+    },
   }
-
-  const baseline = baselineOf(results.filter((result) => result.name.startsWith('bare')))
-  console.log(`\n${formatTable(results, baseline)}`)
-  console.log(
-    '\nx bare = req/s over the mean bare req/s; +p50/+p99 = latency added over the mean bare run;'
-  )
-  console.log(
-    'cpu% = percent of one core used by autocannon / the origin / workerd / everything else on the host.'
-  )
-  const noise = Math.max(...results.map((result) => result.cpu?.other ?? 0))
-  if (noise > 25)
-    console.log(
-      `note: something else used up to ${noise}% of a core during a run; expect noisy numbers`
-    )
-
-  const report = {
-    generatedAt: new Date().toISOString(),
-    machine,
-    options: { duration, connections, compatibilityDate, bundle: bundlePath },
-    baseline,
-    scenarios: results.map((result) => ({ ...result, ...compare(result, baseline) })),
+  const selected = SCENARIOS.filter((s) => options.scenarios.includes(s.name))
+  const bare: Scenario = { name: BARE, kind: 'load', keys: 'hot', spec: { limit: 1, periodS: 1 } }
+  const records: RunRecord[] = []
+  const record = (r: RunRecord) => {
+    records.push(r)
+    console.log(`  rep ${r.rep} ${r.scenario} / ${r.target}: ${describeRecord(r)}`)
   }
-  // Microsecond precision is plenty and keeps the file readable.
-  const rounded = JSON.stringify(
-    report,
-    (_key, value) => (typeof value === 'number' ? Math.round(value * 1000) / 1000 : value),
-    2
-  )
-  await writeFile(join(root, 'bench/results.json'), `${rounded}\n`)
-  console.log('\nwrote bench/results.json')
-}
-
-function parseFlags(): { duration: number; connections: number; bundle?: string } {
-  try {
-    const { values } = parseArgs({
-      options: {
-        duration: { type: 'string', default: '10' },
-        connections: { type: 'string', default: '50' },
-        // A prebuilt bundle to measure instead of building src/.
-        bundle: { type: 'string' },
-      },
-    })
-    return {
-      duration: positiveInteger('duration', values.duration),
-      connections: positiveInteger('connections', values.connections),
-      bundle: values.bundle,
+  let creationSeconds: number | undefined
+  for (let rep = 1; rep <= options.reps; rep++) {
+    // Bare opens and closes each rep; their mean is that rep's baseline.
+    record(await runLoad(context, bare, 'bare', rep))
+    for (const scenario of selected) {
+      if (scenario.once && rep > 1) continue
+      for (const target of order(rep)) {
+        const result = await runScenario(
+          context,
+          scenario,
+          target,
+          rep,
+          alarmPeriodS(creationSeconds)
+        )
+        record(result)
+        if (scenario.name === 'many-keys' && typeof result.details?.warmUpSeconds === 'number')
+          creationSeconds = Math.max(creationSeconds ?? 0, result.details.warmUpSeconds)
+      }
     }
-  } catch (error) {
-    console.error(
-      `${error instanceof Error ? error.message : error}\nusage: npm run bench -- [--duration <s>] [--connections <n>] [--bundle <path>]`
-    )
-    process.exit(2)
+    record(await runLoad(context, bare, 'bare', rep))
   }
-}
-
-function positiveInteger(name: string, value: string): number {
-  const number = Number(value)
-  if (!Number.isInteger(number) || number < 1)
-    throw new Error(`--${name} must be a positive integer, got ${value}`)
-  return number
+  await writeReport(root, records, machine, options)
 }
 
 try {

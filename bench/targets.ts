@@ -1,7 +1,7 @@
-// The processes a benchmark needs: the Worker bundle, the origin child and the two kinds of
-// Miniflare instance that load is pointed at. `npm run fuzz` builds and serves the bundle the same way.
+// The processes a benchmark needs: the Worker bundles, the origin child and the Miniflare
+// instances that load is pointed at. `npm run fuzz` builds and serves the limiter the same way.
 import { fork, spawn } from 'node:child_process'
-import { rm } from 'node:fs/promises'
+import { readdir, rm } from 'node:fs/promises'
 import { delimiter, dirname, join } from 'node:path'
 import { Miniflare, supportedCompatibilityDate } from 'miniflare'
 
@@ -35,6 +35,9 @@ export interface Origin {
 /** A rules document as the Worker reads it from the `rules` key of the RULES namespace. */
 export type RulesDocument = { version: number; rules: unknown[] }
 
+/** Miniflare's Durable Object binding of a target: its class and storage backend. */
+export type DurableObjectBinding = { className: string; useSQLite: boolean }
+
 // Miniflare otherwise logs every request through its Node loopback server, which would put
 // the parent's event loop (shared with autocannon) on the request path.
 const SHARED_OPTIONS = { host: '127.0.0.1', port: 0, cf: false, logRequests: false } as const
@@ -46,8 +49,15 @@ const BARE_SCRIPT = `export default {
   },
 }`
 
-/** Runs `wrangler deploy --dry-run` so that `outdir/index.js` is the bundle that would deploy. */
-export async function buildBundle(root: string, outdir: string): Promise<void> {
+/**
+ * Runs `wrangler deploy --dry-run` so that `outdir` holds the bundle that would deploy, and
+ * returns the path of its main module (named after the config's `main`).
+ *
+ * @param root - the project root (wrangler runs there)
+ * @param outdir - relative to `root`; emptied first
+ * @param config - a wrangler config other than the root's, relative to `root`
+ */
+export async function buildBundle(root: string, outdir: string, config?: string): Promise<string> {
   await rm(join(root, outdir), { recursive: true, force: true })
   // wrangler's `#!/usr/bin/env node` must resolve to this Node (22), not the older system one.
   const env = {
@@ -57,11 +67,17 @@ export async function buildBundle(root: string, outdir: string): Promise<void> {
     PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
   }
   const wrangler = join(root, 'node_modules/.bin/wrangler')
-  const child = spawn(wrangler, ['deploy', '--dry-run', '--outdir', outdir], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const configArgs = config === undefined ? [] : ['--config', config]
+  // Absolute: with --config, wrangler resolves a relative outdir against the config's folder.
+  const child = spawn(
+    wrangler,
+    ['deploy', '--dry-run', '--outdir', join(root, outdir), ...configArgs],
+    {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }
+  )
   let output = ''
   child.stdout.on('data', (chunk) => (output += chunk))
   child.stderr.on('data', (chunk) => (output += chunk))
@@ -70,6 +86,9 @@ export async function buildBundle(root: string, outdir: string): Promise<void> {
     child.once('close', resolve)
   })
   if (code !== 0) throw new Error(`wrangler deploy --dry-run failed (exit ${code}):\n${output}`)
+  const main = (await readdir(join(root, outdir))).find((name) => name.endsWith('.js'))
+  if (main === undefined) throw new Error(`wrangler wrote no .js module to ${outdir}`)
+  return join(root, outdir, main)
 }
 
 /** Starts the origin (bench/origin.ts) in a child process and waits for its port. */
@@ -102,7 +121,7 @@ export async function startBare(origin: string): Promise<Target> {
  * Miniflare options that serve the built limiter bundle: its Durable Object class as `LIMITER`
  * and an empty `RULES` namespace, with `bindings` as vars. No host, port or logging choices.
  *
- * @param bundlePath - `index.js` of {@link buildBundle}'s output
+ * @param bundlePath - `index.js` of {@link buildBundle}'s output, or an entry importing it
  * @param bindings - vars and secrets
  */
 export function limiterWorkerOptions(bundlePath: string, bindings: Record<string, string>) {
@@ -119,27 +138,27 @@ export function limiterWorkerOptions(bundlePath: string, bindings: Record<string
 }
 
 /**
- * Starts a fresh limiter from the built bundle with `rules` in KV. Fresh means empty Durable
- * Object state and an isolate whose first request loads these rules.
+ * Starts a Worker module (and the modules it imports) with one Durable Object binding and
+ * `bindings` as vars. Fresh: empty Durable Object and KV state, a new isolate.
+ *
+ * @param entryPath - the main module
+ * @param durableObjects - binding name to class and storage backend
+ * @param bindings - vars and secrets
  */
-export async function startLimiter(
-  origin: string,
-  bundlePath: string,
-  rules: RulesDocument
+export async function startWorker(
+  entryPath: string,
+  durableObjects: Record<string, DurableObjectBinding>,
+  bindings: Record<string, string>
 ): Promise<Target> {
   const mf = new Miniflare({
     ...SHARED_OPTIONS,
-    ...limiterWorkerOptions(bundlePath, {
-      ORIGIN: origin,
-      RULES_REFRESH_SECONDS: '30',
-      LIMITER_TIMEOUT_MS: '1000',
-      RATE_LIMIT_HEADERS: 'both',
-    }),
+    ...limiterWorkerOptions(entryPath, bindings),
+    // Modules the entry imports are CommonJS to Miniflare unless they end in .mjs; wrangler's are ES.
+    modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
+    durableObjects,
   })
   try {
-    const url = (await mf.ready).href
-    await (await mf.getKVNamespace('RULES')).put('rules', JSON.stringify(rules))
-    return { url, dispose: () => mf.dispose() }
+    return { url: (await mf.ready).href, dispose: () => mf.dispose() }
   } catch (error) {
     await mf.dispose()
     throw error
