@@ -3,6 +3,7 @@
  * Decisions to HTTP headers: legacy `X-RateLimit-*` and the IETF draft-10 `RateLimit` /
  * `RateLimit-Policy` fields. Pure.
  */
+import { serializeList, type BareItem, type Item } from 'structured-headers'
 import { advertisedQuota, type Check } from '../rules'
 import type { Decision } from '../types'
 import type { HeaderMode } from './settings'
@@ -81,18 +82,39 @@ export function rateLimitHeaders(
     )
   }
   if (mode === 'ietf' || mode === 'both') {
-    const policies = decisions.map(({ check: { rule, policy } }) => {
+    const policies = decisions.map(({ check: { rule, policy } }): Item => {
       // Draft-10's quota unit for a limit on requests in flight; it has no window.
       if (policy.algorithm === 'concurrency')
-        return `${sfString(rule.id)};q=${policy.limit};qu="concurrent-requests"`
+        return [
+          rule.id,
+          new Map<string, BareItem>([
+            ['q', policy.limit],
+            ['qu', 'concurrent-requests'],
+          ]),
+        ]
       const { quota, windowSeconds } = advertisedQuota(policy)
-      return `${sfString(rule.id)};q=${quota};w=${windowSeconds}`
+      return [
+        rule.id,
+        new Map([
+          ['q', quota],
+          ['w', windowSeconds],
+        ]),
+      ]
     })
-    const limits = decisions.map(({ check, decision }) => {
+    const limits = decisions.map(({ check, decision }): Item => {
       const t = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000))
-      return `${sfString(check.rule.id)};r=${decision.remaining};t=${t}`
+      return [
+        check.rule.id,
+        new Map([
+          ['r', decision.remaining],
+          ['t', t],
+        ]),
+      ]
     })
-    headers.push(['RateLimit-Policy', policies.join(', ')], ['RateLimit', limits.join(', ')])
+    headers.push(
+      ['RateLimit-Policy', serializeList(policies)],
+      ['RateLimit', serializeList(limits)]
+    )
   }
   return headers
 }
@@ -108,9 +130,4 @@ export function retryHeaders(retryAfterMs: number): HeaderEntry[] {
     ['Retry-After', seconds],
     ['X-RateLimit-Retry-After', seconds],
   ]
-}
-
-/** An RFC 8941 sf-string. */
-function sfString(value: string): string {
-  return `"${value.replace(/[\\"]/g, '\\$&')}"`
 }
