@@ -88,7 +88,12 @@ const counts = (allowed: number, limited = 0, shadowLimited = 0) => ({
 describe('LiveStore', () => {
   const batch = (minute: number, allowed: number, limited: MinuteBatch['limited'] = []) => ({
     minute,
-    rules: { r: counts(allowed, limited.reduce((n, k) => n + k.count, 0)) },
+    rules: {
+      r: counts(
+        allowed,
+        limited.reduce((n, k) => n + k.count, 0)
+      ),
+    },
     limited,
   })
 
