@@ -2,7 +2,7 @@
 /**
  * ESLint for src, test, tools and bench: no unused code, no import cycle, and the layer rules
  * that test/architecture.test.ts checks (imports go http -> rules/limiter -> algorithms, and
- * algorithms/ and rules/ stay pure).
+ * algorithms/, rules/ and live/ stay pure).
  */
 import js from '@eslint/js'
 import { createNodeResolver, importX } from 'eslint-plugin-import-x'
@@ -10,19 +10,20 @@ import { defineConfig } from 'eslint/config'
 import tseslint from 'typescript-eslint'
 
 /** The folders under src/; anything else there (app, index, lib) is the root. */
-const LAYERS = ['algorithms', 'rules', 'limiter', 'provider', 'http']
+const LAYERS = ['algorithms', 'rules', 'live', 'limiter', 'provider', 'http']
 
 /** Where each layer may import from besides itself and src/types, src/errors (as the test says). */
 const ALLOWED = {
   algorithms: [],
   rules: ['algorithms'],
-  limiter: ['algorithms'],
+  live: [],
+  limiter: ['algorithms', 'live'],
   provider: ['rules', 'algorithms'],
-  http: ['rules', 'limiter', 'provider', 'algorithms'],
+  http: ['rules', 'limiter', 'live', 'provider', 'algorithms'],
 }
 
 /** Layers that must not touch the runtime, the web framework or the clock. */
-const PURE = ['algorithms', 'rules']
+const PURE = ['algorithms', 'rules', 'live']
 
 /**
  * The `no-restricted-imports` patterns for a file `depth` folders below src/ in `layer`: a

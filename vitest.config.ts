@@ -11,6 +11,7 @@ export default defineConfig({
         durableObjects: {
           LIMITER: { className: 'RateLimiterObject', useSQLite: true },
           FLAKY_LIMITER: { className: 'FlakyLimiterObject', useSQLite: true },
+          LIMITER_STATS: { className: 'LiveStatsObject', useSQLite: true },
         },
         bindings: {
           ORIGIN: 'demo',

@@ -33,6 +33,8 @@ interface Kind {
   binding: string
   className: string
   useSQLite: boolean
+  /** Further Durable Object bindings the Worker needs. */
+  moreObjects?: Record<string, { className: string; useSQLite: boolean }>
   /** wrangler config relative to the root; the root's own for the project. */
   config?: string
   /** Why this scenario cannot run here, if it cannot. */
@@ -48,8 +50,12 @@ const KINDS: Record<LimiterName, Kind> = {
     binding: 'LIMITER',
     className: 'RateLimiterObject',
     useSQLite: true,
+    // The live view's stats object, so the metrics' cost is in every run.
+    moreObjects: { LIMITER_STATS: { className: 'LiveStatsObject', useSQLite: true } },
     refuses: () => undefined,
     vars: () => ({
+      // BENCH_METRICS=off measures without metrics and live view (their cost is the difference).
+      METRICS: process.env.BENCH_METRICS === 'off' ? 'off' : 'on',
       RULES_REFRESH_SECONDS: '30',
       LIMITER_TIMEOUT_MS: '1000',
       RATE_LIMIT_HEADERS: 'both',
@@ -143,7 +149,10 @@ export async function startLimiter(
   if (refusal !== undefined) throw new Skip(refusal)
   const target = await startWorker(
     entryPath,
-    { [kind.binding]: { className: kind.className, useSQLite: kind.useSQLite } },
+    {
+      [kind.binding]: { className: kind.className, useSQLite: kind.useSQLite },
+      ...kind.moreObjects,
+    },
     { ORIGIN: origin, [LATENCY_BINDING]: String(latencyMs), ...kind.vars(spec) }
   )
   try {

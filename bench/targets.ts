@@ -131,7 +131,10 @@ export function limiterWorkerOptions(bundlePath: string, bindings: Record<string
     modulesRoot: dirname(bundlePath),
     modules: true,
     compatibilityDate,
-    durableObjects: { LIMITER: { className: 'RateLimiterObject', useSQLite: true } },
+    durableObjects: {
+      LIMITER: { className: 'RateLimiterObject', useSQLite: true },
+      LIMITER_STATS: { className: 'LiveStatsObject', useSQLite: true },
+    },
     kvNamespaces: ['RULES'],
     bindings,
   }

@@ -5,5 +5,6 @@
 import { createApp } from './app'
 
 export { RateLimiterObject } from './limiter/rate-limiter-object'
+export { LiveStatsObject } from './limiter/live-stats-object'
 
 export default createApp()

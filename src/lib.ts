@@ -17,6 +17,7 @@ export type { RateLimitBindings, RateLimitOptions, RateLimitState } from './http
 export type { RuleDecision } from './http/headers'
 export type { HeaderMode } from './http/settings'
 export { RateLimiterObject } from './limiter/rate-limiter-object'
+export { LiveStatsObject } from './limiter/live-stats-object'
 export { kvRules, staticRules, RULES_KV_KEY, LAST_GOOD_KV_KEY } from './provider/rules-source'
 export type { RulesSource, RulesContext, RulesStatus } from './provider/rules-source'
 export { parseRules, parseRulesText } from './rules'

@@ -9,7 +9,8 @@
  *   GET    /keys/<rule>/<v>/…     a key's state, without charging it
  *   DELETE /keys/<rule>/<v>/…     reset a key
  *   POST   /explain               what the rules would do with a described request
- *   GET    /stats                 what this isolate's limiter client did since it started
+ *   GET    /stats                 what this isolate's limiter client did since it started, and
+ *                                  the live view of all isolates' last 60 minutes (`live`)
  */
 import type { MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
@@ -19,6 +20,7 @@ import { peek, resetKey } from '../limiter/client'
 import { clientStats } from '../limiter/stats'
 import { explain, ExplainSchema } from './admin-explain'
 import { getRules, putRules } from './admin-rules'
+import { readLive } from './live'
 import { keyOf } from './admin-access'
 import { spellsPrefix } from './admin-path'
 import { authorize } from './auth-failures'
@@ -90,7 +92,11 @@ export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
     }
     if (resource === 'stats' && rest.length === 0) {
       if (method !== 'GET') throw notAllowed('GET')
-      return Response.json(clientStats().snapshot())
+      const stats = env.LIMITER_STATS
+      return Response.json({
+        ...clientStats().snapshot(),
+        live: stats ? await readLive(stats) : null,
+      })
     }
     if (resource === 'explain' && rest.length === 0) {
       if (method !== 'POST') throw notAllowed('POST')

@@ -13,6 +13,7 @@ import { chargeAll, releaseSlots } from './charge'
 import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
+import { observe } from './observe'
 import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
 import {
   forbidden,
@@ -137,11 +138,9 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
         'rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter'
       )
     }
-    const { decisions, unenforced, failedClosed } = await chargeAll(
-      namespace,
-      plan.checks,
-      timeoutMs
-    )
+    const charged = await chargeAll(namespace, plan.checks, timeoutMs)
+    observe(c, plan.checks, charged)
+    const { decisions, unenforced, failedClosed } = charged
     const release = () => releaseSlots(namespace, decisions, timeoutMs)
     if (failedClosed.length > 0) {
       waitUntil(c, release())

@@ -13,6 +13,9 @@ export type HeaderMode = 'both' | 'legacy' | 'ietf' | 'none'
  */
 export type MethodOverrideMode = 'count' | 'strip'
 
+/** Whether decisions are counted (Analytics Engine, live view, near-limit events): `on` or `off`. */
+export type MetricsMode = 'on' | 'off'
+
 /** Parsed settings. */
 export interface Settings {
   /** Base URL of the origin, `"demo"`, or empty for the zone's own origin. */
@@ -29,6 +32,14 @@ export interface Settings {
   decisionPath: string
   /** What happens to method overrides. */
   methodOverride: MethodOverrideMode
+  /** Whether decisions are counted at all. */
+  metrics: MetricsMode
+  /** Least time between an isolate's flushes to the live stats object (0: after every request). */
+  liveFlushMs: number
+  /** Where near-limit and limited-burst events are POSTed, if anywhere. */
+  alertWebhookUrl: string
+  /** A rule limiting more keys than this within a minute (in one isolate) is a limited burst. */
+  limitedBurstKeys: number
 }
 
 /** Defaults for every setting. */
@@ -40,6 +51,10 @@ export const DEFAULT_SETTINGS: Settings = {
   adminPrefix: '/__ratelimit',
   decisionPath: '/json',
   methodOverride: 'count',
+  metrics: 'on',
+  liveFlushMs: 5000,
+  alertWebhookUrl: '',
+  limitedBurstKeys: 10,
 }
 
 /** The vars the settings are read from (all optional: library users may set none). */
@@ -51,10 +66,15 @@ export interface SettingsVars {
   ADMIN_PREFIX?: string
   DECISION_PATH?: string
   METHOD_OVERRIDE?: string
+  METRICS?: string
+  LIVE_FLUSH_SECONDS?: string | number
+  ALERT_WEBHOOK_URL?: string
+  LIMITED_BURST_KEYS?: string | number
 }
 
 const HEADER_MODES: readonly HeaderMode[] = ['both', 'legacy', 'ietf', 'none']
 const OVERRIDE_MODES: readonly MethodOverrideMode[] = ['count', 'strip']
+const METRICS_MODES: readonly MetricsMode[] = ['on', 'off']
 const warned = new Set<string>()
 
 // The env object lives as long as the isolate, so its vars are parsed once, not per request.
@@ -96,6 +116,24 @@ function parseSettings(vars: SettingsVars): Settings {
     ),
     headers: oneOf('RATE_LIMIT_HEADERS', vars.RATE_LIMIT_HEADERS, HEADER_MODES),
     methodOverride: oneOf('METHOD_OVERRIDE', vars.METHOD_OVERRIDE, OVERRIDE_MODES),
+    metrics: oneOf('METRICS', vars.METRICS, METRICS_MODES),
+    liveFlushMs:
+      1000 *
+      numberVar(
+        'LIVE_FLUSH_SECONDS',
+        vars.LIVE_FLUSH_SECONDS,
+        0,
+        300,
+        DEFAULT_SETTINGS.liveFlushMs / 1000
+      ),
+    alertWebhookUrl: urlVar('ALERT_WEBHOOK_URL', vars.ALERT_WEBHOOK_URL),
+    limitedBurstKeys: numberVar(
+      'LIMITED_BURST_KEYS',
+      vars.LIMITED_BURST_KEYS,
+      1,
+      100_000,
+      DEFAULT_SETTINGS.limitedBurstKeys
+    ),
     adminPrefix: pathVar('ADMIN_PREFIX', vars.ADMIN_PREFIX, DEFAULT_SETTINGS.adminPrefix),
     decisionPath: pathVar('DECISION_PATH', vars.DECISION_PATH, DEFAULT_SETTINGS.decisionPath),
   }
@@ -140,6 +178,13 @@ function pathVar(name: string, value: string | undefined, fallback: string): str
     `${name}=${JSON.stringify(value)} is not a path like ${fallback}; using ${fallback}`
   )
   return fallback
+}
+
+function urlVar(name: string, value: string | undefined): string {
+  const url = (value ?? '').trim()
+  if (url === '' || /^https?:\/\/[^\s]+$/.test(url)) return url
+  warnOnce(name, `${name}=${JSON.stringify(value)} is not an http(s) URL; sending no alerts`)
+  return ''
 }
 
 function warnOnce(name: string, message: string): void {

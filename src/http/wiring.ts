@@ -5,6 +5,8 @@
  */
 import type { Context } from 'hono'
 import type { LimiterNamespace } from '../limiter/client'
+import type { MetricsDataset } from './analytics'
+import type { LiveStatsNamespace } from './live'
 import { staticRules, type RulesSource } from '../provider/rules-source'
 import type { RuleSet } from '../rules'
 import type { SecretVars } from './credentials'
@@ -16,6 +18,10 @@ export interface RateLimitBindings extends SettingsVars, SecretVars {
   LIMITER: LimiterNamespace
   /** Where `kvRules` reads the rules in force. */
   RULES?: KVNamespace
+  /** The live view's stats object; without it there is no live view. */
+  LIMITER_STATS?: LiveStatsNamespace
+  /** Workers Analytics Engine dataset for a data point per decision; without it none is written. */
+  RATE_LIMIT_METRICS?: MetricsDataset
 }
 
 /**

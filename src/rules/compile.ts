@@ -13,6 +13,9 @@ import type { RuleInput } from './schema'
 import { compileTiers } from './tiers'
 import type { KeyPart, Matcher, Rule } from './types'
 
+/** Key parts that may carry a credential (an API key, a user id): hidden unless `showKeys`. */
+const SECRET_KEY_PART = /^(header|query|claim):/
+
 /**
  * Compiles a rule that passed validation (and the document's cross-checks).
  *
@@ -38,6 +41,9 @@ export function compileRule(input: RuleInput): Rule {
     replaces: Object.freeze(input.replaces ?? []),
     ...(input.tiers ? { tiers: compileTiers(input.tiers) } : {}),
     explicitBurst: 'burst' in input && input.burst !== undefined,
+    showKeys: input.showKeys ?? input.key.every((part) => !SECRET_KEY_PART.test(part)),
+    ...(input.nearLimit !== undefined ? { nearLimit: input.nearLimit } : {}),
+    paths: Object.freeze(input.match?.path === undefined ? [] : toList(input.match.path)),
   })
 }
 

@@ -123,6 +123,16 @@ const common = {
     false
   ),
   tiers: v.optional(TiersSchema),
+  showKeys: v.optional(v.boolean((i: Issue) => `expected true or false, got ${show(i.input)}`)),
+  nearLimit: v.optional(
+    v.pipe(
+      v.number((i: Issue) => `expected a fraction of the limit, got ${show(i.input)}`),
+      v.check(
+        (x) => x > 0 && x < 1,
+        (i: Issue) => `${show(i.input)} is not a fraction between 0 and 1 (e.g. 0.8)`
+      )
+    )
+  ),
   replaces: v.optional(
     v.pipe(
       v.array(ruleId, (i: Issue) => `expected a list of rule ids, got ${show(i.input)}`),

@@ -56,6 +56,12 @@ export interface Rule {
   tiers?: Tiers
   /** Whether the rule set its own `burst` (a tier's limit is the burst otherwise). */
   explicitBurst: boolean
+  /** Whether metrics, the live view and alerts may show its limit keys (else their hashes). */
+  showKeys: boolean
+  /** The fraction of the limit whose use raises a near-limit event, if any. */
+  nearLimit?: number
+  /** The `match.path` patterns as written, for metrics (`[]`: any path). */
+  paths: readonly string[]
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */

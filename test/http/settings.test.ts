@@ -15,6 +15,10 @@ describe('readSettings', () => {
         LIMITER_TIMEOUT_MS: 250,
         RATE_LIMIT_HEADERS: 'IETF',
         METHOD_OVERRIDE: ' Strip',
+        METRICS: 'OFF',
+        LIVE_FLUSH_SECONDS: '0',
+        ALERT_WEBHOOK_URL: ' https://alerts.example/hook ',
+        LIMITED_BURST_KEYS: '3',
       })
     ).toEqual({
       origin: 'https://o.example',
@@ -24,6 +28,10 @@ describe('readSettings', () => {
       adminPrefix: '/__ratelimit',
       decisionPath: '/json',
       methodOverride: 'strip',
+      metrics: 'off',
+      liveFlushMs: 0,
+      alertWebhookUrl: 'https://alerts.example/hook',
+      limitedBurstKeys: 3,
     })
   })
 
@@ -34,6 +42,10 @@ describe('readSettings', () => {
     [{ LIMITER_TIMEOUT_MS: '-1' }, 'limiterTimeoutMs', 1_000],
     [{ RATE_LIMIT_HEADERS: 'all' }, 'headers', 'both'],
     [{ METHOD_OVERRIDE: 'ignore' }, 'methodOverride', 'count'],
+    [{ METRICS: 'sometimes' }, 'metrics', 'on'],
+    [{ LIVE_FLUSH_SECONDS: '-5' }, 'liveFlushMs', 5_000],
+    [{ ALERT_WEBHOOK_URL: 'ftp://alerts.example' }, 'alertWebhookUrl', ''],
+    [{ LIMITED_BURST_KEYS: '0' }, 'limitedBurstKeys', 10],
   ])('falls back to the default for a bad value: %j', (vars, field, expected) => {
     expect(readSettings(vars)[field as keyof typeof DEFAULT_SETTINGS]).toBe(expected)
   })

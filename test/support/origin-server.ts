@@ -3,12 +3,37 @@
  * Vitest global setup: a real HTTP origin on 127.0.0.1 that echoes what it receives, so
  * forwarding is tested over the network as `ORIGIN=<url>` does it. A WebSocket upgrade gets a
  * socket that echoes each (unfragmented) message and answers a close.
+ *
+ * It is also an alert webhook receiver: `POST /__webhook/<name>` records its body (answered 204;
+ * `?status=500` answers that instead; `?hang=1` answers only after `POST /__webhook/<name>/release`),
+ * and `GET /__webhook/<name>` lists the bodies recorded under that name.
  */
 import { createHash } from 'node:crypto'
-import { createServer } from 'node:http'
+import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { TestProject } from 'vitest/node'
+
+/** Webhook bodies by receiver name, and the answers held back by receivers that hang. */
+const received = new Map<string, unknown[]>()
+const held = new Map<string, (() => void)[]>()
+
+function webhook(method: string, url: URL, body: Buffer, res: ServerResponse): void {
+  const [name = '', action] = url.pathname.split('/').slice(2)
+  if (method === 'GET') return void res.end(JSON.stringify(received.get(name) ?? []))
+  if (action === 'release') {
+    for (const answer of held.get(name) ?? []) answer()
+    held.delete(name)
+    return void res.end()
+  }
+  received.set(name, [...(received.get(name) ?? []), JSON.parse(body.toString('utf8'))])
+  const answer = () => {
+    res.writeHead(Number(url.searchParams.get('status') ?? 204))
+    res.end()
+  }
+  if (url.searchParams.has('hang')) held.set(name, [...(held.get(name) ?? []), answer])
+  else answer()
+}
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const server = createServer((req, res) => {
@@ -16,6 +41,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://origin.test')
+      if (url.pathname.startsWith('/__webhook/'))
+        return webhook(req.method ?? 'GET', url, Buffer.concat(chunks), res)
       const status = Number(url.searchParams.get('status') ?? 200)
       res.writeHead(status, {
         'content-type': 'application/json',
@@ -37,7 +64,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   server.on('upgrade', (req, socket: Duplex) => echoWebSocket(req.headers, socket))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   project.provide('originPort', (server.address() as AddressInfo).port)
-  return () => new Promise((resolve) => server.close(() => resolve()))
+  return () => {
+    for (const answers of held.values()) for (const answer of answers) answer()
+    return new Promise((resolve) => server.close(() => resolve()))
+  }
 }
 
 /** RFC 6455: the handshake, then each data frame sent back and a close answered. */

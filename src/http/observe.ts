@@ -1,0 +1,70 @@
+/**
+ * @module http/observe
+ * What the limiter records of each request's decisions, off the critical path: counts for the
+ * live view (a few map updates, in the request), Analytics Engine points, alerts and the live
+ * view's flush (all in `waitUntil`). `METRICS=off` turns all of it off.
+ */
+import type { Context } from 'hono'
+import type { Check } from '../rules'
+import { minuteOf } from '../live'
+import { announce, burstsLimits, crossesNearLimit, type Alert } from './alerts'
+import { writeMetrics, type MetricEvent } from './analytics'
+import type { Charged } from './charge'
+import { waitUntil } from './context'
+import { flushDue, flushLive, liveTally } from './live'
+import { readSettings } from './settings'
+import type { LimiterEnv } from './wiring'
+
+/**
+ * Records a request's decisions. Synchronous apart from the work it hands to `waitUntil`;
+ * nothing it does can change a decision.
+ *
+ * @param c - the request's context
+ * @param checks - the plan's checks (to find the rules that failed open)
+ * @param charged - what charging them gave
+ */
+export function observe(c: Context<LimiterEnv>, checks: readonly Check[], charged: Charged): void {
+  const env = c.env
+  const settings = readSettings(env)
+  if (settings.metrics === 'off') return
+  const nowMs = Date.now()
+  const live = env?.LIMITER_STATS !== undefined
+  const events: MetricEvent[] = []
+  const alerts: Alert[] = []
+  for (const { check, decision } of charged.decisions) {
+    const { rule } = check
+    if (decision.allowed) {
+      events.push({ check, decision, outcome: 'allowed' })
+      if (live) liveTally.count(rule.id, 'allowed', nowMs)
+      if (crossesNearLimit(check, decision, nowMs)) {
+        events.push({ check, decision, outcome: 'near-limit' })
+        alerts.push({ event: 'near-limit', check, decision })
+      }
+      continue
+    }
+    events.push({ check, decision, outcome: check.shadow ? 'shadow-limited' : 'limited' })
+    if (check.shadow) {
+      if (live) liveTally.count(rule.id, 'shadowLimited', nowMs)
+      continue
+    }
+    if (live) {
+      liveTally.count(rule.id, 'limited', nowMs)
+      liveTally.limited(rule.id, check.key, !rule.showKeys, nowMs + decision.retryAfterMs, nowMs)
+    }
+    const minute = minuteOf(nowMs)
+    if (burstsLimits(check, settings.limitedBurstKeys, minute))
+      alerts.push({ event: 'limited-burst', check, keys: settings.limitedBurstKeys + 1, minute })
+  }
+  if (charged.unenforced.length > 0)
+    for (const check of checks)
+      if (charged.unenforced.includes(check.rule.id)) events.push({ check, outcome: 'fail-open' })
+  for (const { check } of charged.failedClosed) events.push({ check, outcome: 'fail-closed' })
+
+  const dataset = env?.RATE_LIMIT_METRICS
+  if (dataset && events.length > 0) {
+    const country = (c.req.raw.cf as { country?: unknown } | undefined)?.country
+    waitUntil(c, writeMetrics(dataset, events, typeof country === 'string' ? country : ''))
+  }
+  for (const alert of alerts) waitUntil(c, announce(alert, settings.alertWebhookUrl))
+  if (live && flushDue(nowMs, settings.liveFlushMs)) waitUntil(c, flushLive(env.LIMITER_STATS!))
+}
