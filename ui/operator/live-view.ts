@@ -56,7 +56,7 @@ export function showLive(live: Live | undefined, reset: (rule: string, key: stri
       const totals = h('div', { class: 'totals' })
       const box = h('div', { class: 'chart', 'data-rule': id }, h('h4', {}, id), totals)
       container.appendChild(box)
-      const plot = new uPlot(options(box.clientWidth || 360), series(rule.minutes), box)
+      const plot = new uPlot(options(chartWidth(container)), series(rule.minutes), box)
       chart = { plot, totals }
       charts.set(id, chart)
     } else chart.plot.setData(series(rule.minutes))
@@ -83,6 +83,13 @@ export function showLive(live: Live | undefined, reset: (rule: string, key: stri
     live && rows.length === 0 ? 'No key was limited in the last 60 minutes.' : ''
 }
 
+/** The width of one chart: the container holds as many of at least 420 px as fit, 16 px apart. */
+function chartWidth(container: HTMLElement): number {
+  const total = container.getBoundingClientRect().width || 840
+  const columns = Math.max(1, Math.floor((total + 16) / 436))
+  return Math.floor((total - 16 * (columns - 1)) / columns)
+}
+
 function options(width: number): uPlot.Options {
   return {
     width,
@@ -95,6 +102,7 @@ function options(width: number): uPlot.Options {
       { label: 'shadow-limited', stroke: '#b45309', dash: [5, 4], width: 1.5 },
     ],
     axes: [{}, { size: 44 }],
+    legend: { live: false },
   }
 }
 

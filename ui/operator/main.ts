@@ -47,7 +47,7 @@ function loadDocumentOnce(document: unknown): void {
 async function loadStats(): Promise<void> {
   const stats = await api<{ live?: Live }>('stats')
   showLive(stats.live, reset)
-  status(`Updated ${new Date().toLocaleTimeString()}`)
+  byId('updated').textContent = `live view read at ${new Date().toLocaleTimeString()}`
 }
 
 function reset(rule: string, key: string): void {
@@ -78,6 +78,7 @@ function logout(message = ''): void {
   byId('login').hidden = false
   byId('login-error').textContent = message
   status('')
+  byId('updated').textContent = ''
 }
 
 function init(): void {
