@@ -67,6 +67,8 @@ async function startWorker(): Promise<string> {
       ...['--ip', '127.0.0.1', '--port', String(port), '--inspector-port', String(inspector)],
       ...['--persist-to', join(state, 'wrangler-state'), '--show-interactive-dev-session=false'],
       ...['--var', 'ORIGIN:demo', '--var', `ADMIN_TOKEN:${TOKEN}`],
+      // The live view's flush interval, so the top key shows within a second or two.
+      ...['--var', 'LIVE_FLUSH_SECONDS:1'],
     ],
     {
       cwd: root,

@@ -19,6 +19,14 @@ function decode(part: string): string {
   }
 }
 
+/**
+ * Whether a key is shown as stored (`<rule>|…`) and can be reset from the page; a rule with
+ * `showKeys` off reports only a hash of it (`sha256:…`).
+ */
+export function isStoredKey(rule: string, key: string): boolean {
+  return key.startsWith(`${rule}|`)
+}
+
 /** A key's parts, decoded, for display (as text, never as HTML). */
 export function keyLabel(rule: string, key: string): string {
   return encodedParts(rule, key).map(decode).join(' | ')

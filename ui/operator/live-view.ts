@@ -5,7 +5,7 @@
  */
 import uPlot from 'uplot'
 import { byId, button, fill, h } from './dom'
-import { keyLabel } from './keys'
+import { isStoredKey, keyLabel } from './keys'
 
 /** One minute of one rule. */
 interface Minute {
@@ -67,13 +67,19 @@ export function showLive(live: Live | undefined, reset: (rule: string, key: stri
       'tr',
       {},
       h('td', { class: 'key' }, entry.rule),
-      h('td', { class: 'key' }, keyLabel(entry.rule, entry.key)),
+      h(
+        'td',
+        { class: 'key' },
+        isStoredKey(entry.rule, entry.key) ? keyLabel(entry.rule, entry.key) : entry.key
+      ),
       h('td', {}, String(entry.count)),
       h('td', {}, entry.retryAfterMs > 0 ? `${Math.ceil(entry.retryAfterMs / 1000)} s` : '—'),
       h(
         'td',
         {},
-        button('Reset', () => reset(entry.rule, entry.key))
+        isStoredKey(entry.rule, entry.key)
+          ? button('Reset', () => reset(entry.rule, entry.key))
+          : h('span', { class: 'note', title: 'showKeys is off for this rule' }, 'hidden key')
       )
     )
   )
