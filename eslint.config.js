@@ -95,6 +95,20 @@ export default defineConfig(
   },
   ...layerRules,
   {
+    // The operator page shows rule ids and keys that clients choose: text only, never HTML.
+    files: ['ui/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'write', 'writeln'].map((property) => ({
+          property,
+          message: 'Put strings in as text (ui/operator/dom.ts), never as HTML.',
+        })),
+      ],
+      'no-restricted-globals': ['error', { name: 'DOMParser', message: 'No HTML parsing.' }],
+    },
+  },
+  {
     files: PURE.map((layer) => `src/${layer}/**/*.ts`),
     rules: {
       'no-restricted-properties': [

@@ -11,6 +11,7 @@
  *   POST   /explain               what the rules would do with a described request
  *   GET    /stats                 what this isolate's limiter client did since it started, and
  *                                  the live view of all isolates' last 60 minutes (`live`)
+ *   GET    /  /ui/app.js  /ui/app.css   the operator page (no data in it: served without the token)
  */
 import type { MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
@@ -24,6 +25,7 @@ import { readLive } from './live'
 import { keyOf } from './admin-access'
 import { spellsPrefix } from './admin-path'
 import { authorize } from './auth-failures'
+import { operatorPage } from './operator-page'
 import { rulesContext } from './context'
 import { readTextCapped } from './body'
 import { readSettings } from './settings'
@@ -53,6 +55,8 @@ export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
     }
     // Without the secret there is no admin API, and the answer does not say there could be one.
     if (!env?.ADMIN_TOKEN) throw notFound()
+    const page = operatorPage(c.req.method, prefix, path.slice(prefix.length))
+    if (page) return page
     const timeoutMs = settings.limiterTimeoutMs
     await authorize(c.req.raw, {
       secret: env.ADMIN_TOKEN,
