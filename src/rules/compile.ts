@@ -38,6 +38,7 @@ export function compileRule(input: RuleInput): Rule {
     replaces: Object.freeze(input.replaces ?? []),
     ...(input.tiers ? { tiers: compileTiers(input.tiers) } : {}),
     explicitBurst: 'burst' in input && input.burst !== undefined,
+    consistency: input.consistency,
   })
 }
 

@@ -56,6 +56,8 @@ export interface Rule {
   tiers?: Tiers
   /** Whether the rule set its own `burst` (a tier's limit is the burst otherwise). */
   explicitBurst: boolean
+  /** `exact`: every request asks the key's object; `leased`: isolates spend reserved units. */
+  consistency: 'exact' | 'leased'
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */
