@@ -187,8 +187,11 @@ export class LeaseBook {
     return lease
   }
 
-  /** Starts a reservation: `need` units at least (0: any), the batch the rate calls for. */
-  #reserve(lease: KeyLease, nowMs: number, want: number, need: number): KeyLease['pending'] & {} {
+  /**
+   * Starts a reservation for `demand` units that waiting requests spend at once, of which
+   * `need` at least (0: any), plus what tops the units held up to the batch the rate calls for.
+   */
+  #reserve(lease: KeyLease, nowMs: number, demand: number, need: number): KeyLease['pending'] & {} {
     const lastMs = lease.lastReserveMs
     if (lastMs === undefined || nowMs > lastMs) {
       if (lastMs !== undefined) {
@@ -198,7 +201,9 @@ export class LeaseBook {
       lease.spentSinceReserve = 0
       lease.lastReserveMs = nowMs
     }
-    const units = Math.max(want, batchSize(lease.policy, lease.rate, nowMs))
+    // Topped up to one batch beyond the demand: what stays held is at most a batch.
+    const held = demand > 0 ? 0 : (lease.lot?.units ?? 0)
+    const units = demand + Math.max(0, batchSize(lease.policy, lease.rate, nowMs) - held)
     const promise = reserveUnits(lease.to, lease, lease.policy, units, need).then(
       (reservation): Outcome => {
         this.#apply(lease, reservation)
@@ -240,7 +245,7 @@ export class LeaseBook {
     if (lease.pending) return
     const batch = batchSize(lease.policy, lease.rate, nowMs)
     if (batch === 0 || (lease.lot?.units ?? 0) * 2 >= batch) return
-    this.#background1(this.#reserve(lease, nowMs, batch, 0).promise)
+    this.#background1(this.#reserve(lease, nowMs, 0, 0).promise)
   }
 
   /** Hands the lot's units back in the background, when that can do any good. */
