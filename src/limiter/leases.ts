@@ -79,7 +79,7 @@ export class LeaseBook {
 
   /** @param options - clock, keep-alive and stats (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
-    this.#now = options.now ?? Date.now
+    this.#now = options.now ?? (() => Date.now())
     this.#keepAlive = options.keepAlive ?? keepAlive
     const stats = options.stats
     this.#stats = stats ? () => stats : clientStats

@@ -104,7 +104,6 @@ describe('leased quotas', () => {
     // Units sat unspent in the 3 quiet isolates: that many were denied early, within the bound.
     expect(earlyDenied).toBeGreaterThan(0)
     expect(earlyDenied).toBeLessThanOrEqual((4 - 1) * B)
-    console.log('early denied', earlyDenied, 'bound', 3 * B)
     // The quiet isolates hand their units back on their next touch; then they can be spent.
     nowMs += QUIET_MS
     vi.setSystemTime(nowMs)
@@ -131,7 +130,6 @@ describe('leased quotas', () => {
     expect(admitted).toBe(5_000)
     const { durableObjectCalls, decisions } = stats.snapshot()
     expect(durableObjectCalls / admitted).toBeLessThanOrEqual(0.05)
-    console.log('calls per request', durableObjectCalls / admitted, decisions)
     expect(decisions.local).toBeGreaterThan(4_900)
   })
 
