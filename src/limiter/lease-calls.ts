@@ -1,11 +1,13 @@
 /**
  * @module limiter/lease-calls
  * The two calls a lease book makes to a key's object, reserve and refund: timed out, counted in
- * the isolate's stats like every other call.
+ * the isolate's stats like every other call; what a request gets when they fail, and how they
+ * are kept running past the request that started them.
  */
+import { waitUntil } from 'cloudflare:workers'
 import type { LeasablePolicy } from '../algorithms/reserve'
 import { LimiterUnavailableError, type UnavailableReason } from '../errors'
-import type { LimiterNamespace } from './client'
+import type { ChargeCall, ChargeResult, LimiterNamespace } from './client'
 import { objectName } from './object-name'
 import type { Reservation } from './rate-limiter-object'
 import type { ClientStats } from './stats'
@@ -86,6 +88,45 @@ export function unavailable(error: unknown): LimiterUnavailableError {
   const reason: UnavailableReason =
     (error as { overloaded?: boolean } | null)?.overloaded === true ? 'overloaded' : 'error'
   return new LimiterUnavailableError(reason, { cause: error })
+}
+
+/**
+ * What a request whose reservation failed gets: its fail mode, logged as on the exact path.
+ *
+ * @param stats - where fail-opens are counted
+ * @param call - the request's check
+ * @param error - why no reservation could be had
+ * @throws {LimiterUnavailableError} when the key fails closed
+ */
+export function failedCharge(
+  stats: ClientStats,
+  call: ChargeCall,
+  error: LimiterUnavailableError
+): ChargeResult {
+  if (call.failMode === 'closed') throw error
+  stats.failedOpen(call.rule.id)
+  console.warn(
+    JSON.stringify({
+      event: 'rate-limit-fail-open',
+      rule: call.rule.id,
+      reason: error.reason,
+      error: String(error.cause ?? error.message),
+    })
+  )
+  return { enforced: false, reason: error.reason }
+}
+
+/**
+ * Keeps a background call running past the current request (`waitUntil`).
+ *
+ * @param promise - the call
+ */
+export function keepAliveInRequest(promise: Promise<unknown>): void {
+  try {
+    waitUntil(promise)
+  } catch {
+    // Outside a request (no context to extend): the promise runs as long as the isolate does.
+  }
 }
 
 function counted<T>(stats: ClientStats, ruleId: string, send: () => Promise<T>): Promise<T> {

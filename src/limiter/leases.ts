@@ -8,12 +8,25 @@
  * denials: with N isolates each holding at most B units ({@link batchCap}), a request is denied
  * only once at least limit − (N − 1)·B units were admitted in its window.
  */
-import { waitUntil } from 'cloudflare:workers'
 import { isLeasable, type LeasablePolicy } from '../algorithms/reserve'
-import type { LimiterUnavailableError } from '../errors'
-import type { Decision } from '../types'
 import type { ChargeCall, ChargeResult, LimiterNamespace } from './client'
-import { refundUnits, reserveUnits, unavailable, type LeaseCallContext } from './lease-calls'
+import {
+  allowedFrom,
+  joinsLot,
+  leaseId,
+  measureRate,
+  type KeyLease,
+  type Outcome,
+  type Pending,
+} from './key-lease'
+import {
+  failedCharge,
+  keepAliveInRequest,
+  refundUnits,
+  reserveUnits,
+  unavailable,
+  type LeaseCallContext,
+} from './lease-calls'
 import { batchSize, samePolicy, worthRefunding } from './lease-sizing'
 import type { Reservation } from './rate-limiter-object'
 import { clientStats, type ClientStats } from './stats'
@@ -22,37 +35,6 @@ import { clientStats, type ClientStats } from './stats'
 export const QUIET_MS = 1_000
 /** Keys a book keeps, least recently used dropped first (their units handed back). */
 const MAX_KEYS = 10_000
-
-type Outcome =
-  { ok: true; reservation: Reservation } | { ok: false; error: LimiterUnavailableError }
-
-/** Units held: all charged in one window (or epoch) and spendable until `validUntilMs`. */
-interface Lot {
-  units: number
-  chargedAtMs: number
-  validUntilMs: number
-  epoch: string
-}
-
-/** What a book knows of one key. */
-interface KeyLease {
-  ruleId: string
-  key: string
-  policy: LeasablePolicy
-  /** Where its calls go. */
-  to: LeaseCallContext
-  lot?: Lot
-  /** The object's last answer, for the headers of local decisions. */
-  snapshot?: Decision
-  /** Units spent per ms here lately, once two reserves have measured it. */
-  rate?: number
-  spentSinceReserve: number
-  lastReserveMs?: number
-  lastUsedMs: number
-  /** Units of requests waiting for a reservation. */
-  waiting: number
-  pending?: { promise: Promise<Outcome>; sinceMs: number; minUnits: number }
-}
 
 /** How a book reads the clock and keeps background calls alive. */
 export interface LeaseBookOptions {
@@ -80,7 +62,7 @@ export class LeaseBook {
   /** @param options - clock, keep-alive and stats (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
     this.#now = options.now ?? (() => Date.now())
-    this.#keepAlive = options.keepAlive ?? keepAlive
+    this.#keepAlive = options.keepAlive ?? keepAliveInRequest
     const stats = options.stats
     this.#stats = stats ? () => stats : clientStats
   }
@@ -126,7 +108,7 @@ export class LeaseBook {
       lease.waiting += cost
       const outcome = await pending.promise
       lease.waiting -= cost
-      if (!outcome.ok) return this.#failed(to, call, outcome.error)
+      if (!outcome.ok) return failedCharge(to.stats, call, outcome.error)
       const { granted, decision } = outcome.reservation
       // Denied for a cost no greater than this one: so is this request.
       if (granted === 0 && pending.minUnits > 0 && pending.minUnits <= cost) {
@@ -191,16 +173,8 @@ export class LeaseBook {
    * Starts a reservation for `demand` units that waiting requests spend at once, of which
    * `need` at least (0: any), plus what tops the units held up to the batch the rate calls for.
    */
-  #reserve(lease: KeyLease, nowMs: number, demand: number, need: number): KeyLease['pending'] & {} {
-    const lastMs = lease.lastReserveMs
-    if (lastMs === undefined || nowMs > lastMs) {
-      if (lastMs !== undefined) {
-        const observed = lease.spentSinceReserve / (nowMs - lastMs)
-        lease.rate = lease.rate === undefined ? observed : (lease.rate + observed) / 2
-      }
-      lease.spentSinceReserve = 0
-      lease.lastReserveMs = nowMs
-    }
+  #reserve(lease: KeyLease, nowMs: number, demand: number, need: number): Pending {
+    measureRate(lease, nowMs)
     // Topped up to one batch beyond the demand: what stays held is at most a batch.
     const held = demand > 0 ? 0 : (lease.lot?.units ?? 0)
     const units = demand + Math.max(0, batchSize(lease.policy, lease.rate, nowMs) - held)
@@ -211,7 +185,7 @@ export class LeaseBook {
       },
       (error: unknown): Outcome => ({ ok: false, error: unavailable(error) })
     )
-    const pending = { promise, sinceMs: nowMs, minUnits: need }
+    const pending: Pending = { promise, sinceMs: nowMs, minUnits: need }
     lease.pending = pending
     void promise.then(() => {
       if (lease.pending === pending) delete lease.pending
@@ -225,14 +199,10 @@ export class LeaseBook {
     lease.snapshot = reservation.decision
     if (granted === 0) return
     const nowMs = this.#now()
-    const lot = lease.lot
-    const joins =
-      lot !== undefined &&
-      lot.epoch === epoch &&
-      nowMs < lot.validUntilMs &&
-      worthRefunding(lease.policy, lot.chargedAtMs, chargedAtMs)
-    if (lot && !joins) this.#giveBack(lease, nowMs)
-    lease.lot = { units: granted + (joins ? lot.units : 0), chargedAtMs, validUntilMs, epoch }
+    const joins = joinsLot(lease, reservation, nowMs)
+    const held = joins ? lease.lot!.units : 0
+    if (!joins) this.#giveBack(lease, nowMs)
+    lease.lot = { units: granted + held, chargedAtMs, validUntilMs, epoch }
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
     if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)
   }
@@ -245,7 +215,7 @@ export class LeaseBook {
     if (lease.pending) return
     const batch = batchSize(lease.policy, lease.rate, nowMs)
     if (batch === 0 || (lease.lot?.units ?? 0) * 2 >= batch) return
-    this.#background1(this.#reserve(lease, nowMs, 0, 0).promise)
+    this.#inBackground(this.#reserve(lease, nowMs, 0, 0).promise)
   }
 
   /** Hands the lot's units back in the background, when that can do any good. */
@@ -253,7 +223,7 @@ export class LeaseBook {
     const lot = lease.lot
     delete lease.lot
     if (!lot || lot.units <= 0 || !worthRefunding(lease.policy, lot.chargedAtMs, nowMs)) return
-    this.#background1(refundUnits(lease.to, lease, lease.policy, lot))
+    this.#inBackground(refundUnits(lease.to, lease, lease.policy, lot))
   }
 
   /** At most once per {@link QUIET_MS}: hands back the units of keys that went quiet. */
@@ -268,50 +238,10 @@ export class LeaseBook {
     }
   }
 
-  #background1(promise: Promise<unknown>): void {
+  #inBackground(promise: Promise<unknown>): void {
     this.#background.add(promise)
     void promise.finally(() => this.#background.delete(promise))
     this.#keepAlive(promise)
-  }
-
-  #failed(to: LeaseCallContext, call: ChargeCall, error: LimiterUnavailableError): ChargeResult {
-    if (call.failMode === 'closed') throw error
-    to.stats.failedOpen(call.rule.id)
-    console.warn(
-      JSON.stringify({
-        event: 'rate-limit-fail-open',
-        rule: call.rule.id,
-        reason: error.reason,
-        error: String(error.cause ?? error.message),
-      })
-    )
-    return { enforced: false, reason: error.reason }
-  }
-}
-
-/**
- * A local decision: the object's last answer, with what this isolate still holds counted as
- * remaining (approximate: spends in other isolates since then are not seen).
- */
-function allowedFrom(snapshot: Decision, held: number): Decision {
-  return {
-    allowed: true,
-    limit: snapshot.limit,
-    remaining: Math.min(snapshot.limit, Math.max(0, snapshot.remaining) + held),
-    resetAtMs: snapshot.resetAtMs,
-    retryAfterMs: 0,
-  }
-}
-
-function leaseId(ruleId: string, key: string): string {
-  return `${ruleId}\n${key}`
-}
-
-function keepAlive(promise: Promise<unknown>): void {
-  try {
-    waitUntil(promise)
-  } catch {
-    // Outside a request (no context to extend): the promise runs as long as the isolate does.
   }
 }
 

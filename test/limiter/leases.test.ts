@@ -133,6 +133,21 @@ describe('leased quotas', () => {
     expect(decisions.local).toBeGreaterThan(4_900)
   })
 
+  it('spends a window’s units only in that window', async () => {
+    const MINUTE = 60_000
+    let nowMs = Math.ceil(freezeClock() / MINUTE) * MINUTE + MINUTE - 100
+    const book = new LeaseBook({ stats: new ClientStats(0) })
+    const call = leased({ algorithm: 'fixed-window', limit: 80, periodMs: MINUTE })
+    for (let i = 0; i < 20; i++) {
+      vi.setSystemTime(++nowMs)
+      expect(await allowed(book, call)).toBe(true)
+      await book.settled()
+    }
+    // Units left over from the window that ended are not spent in the next one.
+    vi.setSystemTime((nowMs += 100))
+    expect(await drain(book, call)).toBe(80)
+  })
+
   it('reports the decision: remaining counts what the isolate holds; a denial has the retry time', async () => {
     startOfHour()
     const book = new LeaseBook({ stats: new ClientStats(0) })
