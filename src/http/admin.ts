@@ -18,6 +18,7 @@ import * as v from 'valibot'
 import { HttpError } from '../errors'
 import { JSON_BOUNDS, jsonBoundsProblem } from '../rules'
 import { peek, resetKey } from '../limiter/client'
+import { isolateLeases } from '../limiter/leases'
 import { clientStats } from '../limiter/stats'
 import { explain, ExplainSchema } from './admin-explain'
 import { getRules, putRules } from './admin-rules'
@@ -90,6 +91,8 @@ export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
       }
       if (method === 'DELETE') {
         await resetKey(options.namespaceOf(c), found, timeoutMs)
+        // Units this isolate leased before the reset were charged in the state it wiped.
+        isolateLeases().forget(found.rule.id, found.key)
         return Response.json({ rule: found.rule.id, key: found.key, reset: true })
       }
       throw notAllowed('GET, DELETE')

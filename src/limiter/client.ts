@@ -6,6 +6,7 @@
 import type { ConcurrencyPolicy, Policy } from '../algorithms'
 import { LimiterUnavailableError, type UnavailableReason } from '../errors'
 import type { Decision, FailMode } from '../types'
+import { isolateLeases } from './leases'
 import { objectName } from './object-name'
 import type { RateLimiterObject } from './rate-limiter-object'
 import { clientStats } from './stats'
@@ -28,6 +29,8 @@ export interface ChargeCall {
   cost: number
   /** What happens when no decision can be had. */
   failMode: FailMode
+  /** `leased`: decided from units this isolate reserved in advance (`leases.ts`). */
+  consistency?: 'exact' | 'leased'
 }
 
 /** The key a call names, for a look or a reset. */
@@ -58,6 +61,7 @@ export async function charge(
   call: ChargeCall,
   timeoutMs: number
 ): Promise<ChargeResult> {
+  if (call.consistency === 'leased') return isolateLeases().charge(namespace, call, timeoutMs)
   const { policy, cost, rule } = call
   if (policy.algorithm === 'concurrency')
     return chargeWith(call, timeoutMs + policy.maxWaitMs, (name) =>

@@ -14,6 +14,8 @@ import {
   type KeyState,
   type Policy,
 } from '../algorithms'
+import { refundKey } from '../algorithms/refund'
+import { reserveKey, type LeasablePolicy } from '../algorithms/reserve'
 import type { Decision } from '../types'
 
 /** The stored record: the algorithm's state plus what it was computed under. */
@@ -28,6 +30,22 @@ interface StoredState {
 }
 
 const STATE_KEY = 'state'
+/** Names the key's state for leases: a reset (or an idle delete) starts a new one. */
+const EPOCH_KEY = 'lease-epoch'
+
+/** Units charged for an isolate to spend (see `algorithms/reserve.ts`). */
+export interface Reservation {
+  /** Units charged now; 0 when denied. */
+  granted: number
+  /** The decision after the grant, or the denial with its retry time. */
+  decision: Decision
+  /** When the units were charged, by this object's clock (Unix ms). */
+  chargedAtMs: number
+  /** When they must be spent by (Unix ms). */
+  validUntilMs: number
+  /** The state they were charged in: a refund into another (after a reset) is ignored. */
+  epoch: string
+}
 
 /**
  * One instance per limit key (rule id + key values). Reads its state synchronously, runs the
@@ -53,6 +71,40 @@ export class RateLimiterObject extends DurableObject {
     const { state, decision } = chargeKey(current, policy, nowMs, cost)
     if (state !== undefined && state !== current) this.#write(policy, state)
     return decision
+  }
+
+  /**
+   * Charges a batch of units for an isolate to spend locally (a leased quota).
+   *
+   * @param policy - a leasable limit
+   * @param units - the batch asked for
+   * @param minUnits - the least of use (a waiting request's cost; 0 for a refill ahead of need)
+   */
+  reserve(policy: LeasablePolicy, units: number, minUnits: number): Reservation {
+    const nowMs = Date.now()
+    const current = this.#read(policy)
+    const reserved = reserveKey(current, policy, nowMs, units, minUnits)
+    if (reserved.state !== undefined && reserved.state !== current)
+      this.#write(policy, reserved.state)
+    let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
+    if (epoch === undefined) this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
+    const { granted, decision, validUntilMs } = reserved
+    return { granted, decision, chargedAtMs: nowMs, validUntilMs, epoch }
+  }
+
+  /**
+   * Hands back reserved units that were not spent, where the algorithm allows.
+   *
+   * @param policy - the limit they were reserved under
+   * @param units - unspent units
+   * @param chargedAtMs - from the reservation
+   * @param epoch - from the reservation
+   */
+  refund(policy: LeasablePolicy, units: number, chargedAtMs: number, epoch: string): void {
+    if (this.ctx.storage.kv.get<string>(EPOCH_KEY) !== epoch) return
+    const current = this.#read(policy)
+    const next = refundKey(current, policy, Date.now(), units, chargedAtMs)
+    if (next !== undefined && next !== current) this.#write(policy, next)
   }
 
   /**

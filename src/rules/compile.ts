@@ -44,6 +44,7 @@ export function compileRule(input: RuleInput): Rule {
     showKeys: input.showKeys ?? input.key.every((part) => !SECRET_KEY_PART.test(part)),
     ...(input.nearLimit !== undefined ? { nearLimit: input.nearLimit } : {}),
     paths: Object.freeze(input.match?.path === undefined ? [] : toList(input.match.path)),
+    consistency: input.consistency,
   })
 }
 

@@ -3,18 +3,27 @@
  * Checks that span fields or rules, which a schema of single fields cannot express.
  */
 import { MAX_SLIDING_LOG_LIMIT } from '../algorithms'
+import { LEASABLE_ALGORITHMS } from '../algorithms/reserve'
 import { foldHeaderName, foldQueryName } from './fields'
 import type { RuleInput } from './schema'
 
 /** The longest a shaped request may be held: a Worker invocation should not wait longer. */
 export const MAX_SHAPER_WAIT_MS = 60_000
 
+/** Why an algorithm cannot hand out units in advance. */
+const NOT_LEASABLE: Record<string, string> = {
+  'sliding-log': 'it records the time of every admitted request',
+  'leaky-bucket': 'it meters or delays each request as it comes',
+  concurrency: 'its slots are held per request and released',
+}
+
 /**
  * Every cross-field problem of the rules, each with the path of the bad field: duplicate ids,
  * `replaces` naming itself, nothing, or forming a cycle (rules that replace each other would
  * leave a request matching both unlimited) or keyed on a value the client chooses freely (see
- * {@link untrustedKeyPart}), tier limits a sliding log cannot hold, a cost header
- * default above its max, a constant cost no request can ever pay, and shaper-only fields.
+ * {@link untrustedKeyPart}), tier limits a sliding log cannot hold, leases an algorithm cannot
+ * give, a cost header default above its max, a constant cost no request can ever pay, and
+ * shaper-only fields.
  *
  * @param rules - the rules after schema validation
  */
@@ -39,6 +48,10 @@ export function crossCheck(rules: RuleInput[]): string[] {
           `${at}.maxWait: a shaped request may wait at most 60s (set maxWait, or a shorter period)`
         )
     }
+    if (rule.consistency === 'leased' && !LEASABLE_ALGORITHMS.some((a) => a === rule.algorithm))
+      problems.push(
+        `${at}.consistency: "leased" works with ${LEASABLE_ALGORITHMS.map((a) => `"${a}"`).join(', ')} only, not "${rule.algorithm}" (${NOT_LEASABLE[rule.algorithm]}); use "exact"`
+      )
     if (rule.algorithm === 'concurrency' && rule.maxWait > MAX_SHAPER_WAIT_MS)
       problems.push(`${at}.maxWait: a queued request may wait at most 60s`)
     if (rule.algorithm === 'sliding-log' && rule.tiers) {

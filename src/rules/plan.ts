@@ -28,6 +28,8 @@ export interface Check {
   shadow: boolean
   /** What happens when no decision can be had: the rule's, but `open` in shadow (never blocks). */
   failMode: FailMode
+  /** The rule's: asked of the key's object per request (absent: `exact`), or spent from a lease. */
+  consistency?: 'exact' | 'leased'
 }
 
 /** A rule whose `match` holds for the request but that is not charged, and why. */
@@ -101,7 +103,8 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
     const policy = rule.tiers
       ? tierPolicy(rule.policy, rule.tiers, rule.explicitBurst, facts)
       : rule.policy
-    checks.push({ rule, policy, key, cost, shadow, failMode: shadow ? 'open' : rule.failMode })
+    const failMode = shadow ? 'open' : rule.failMode
+    checks.push({ rule, policy, key, cost, shadow, failMode, consistency: rule.consistency })
   }
   const plan: Plan = { action: 'limit', checks, skipped }
   if (denied !== undefined) plan.wouldDeny = denied

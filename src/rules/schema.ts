@@ -117,6 +117,10 @@ const common = {
     'open'
   ),
   cost: v.optional(CostSchema),
+  consistency: v.optional(
+    v.picklist(['exact', 'leased'], (i: Issue) => `${show(i.input)} is not "exact" or "leased"`),
+    'exact'
+  ),
   penalty: v.optional(duration),
   shadow: v.optional(
     v.boolean((i: Issue) => `expected true or false, got ${show(i.input)}`),

@@ -62,6 +62,8 @@ export interface Rule {
   nearLimit?: number
   /** The `match.path` patterns as written, for metrics (`[]`: any path). */
   paths: readonly string[]
+  /** `exact`: every request asks the key's object; `leased`: isolates spend reserved units. */
+  consistency: 'exact' | 'leased'
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */

@@ -13,10 +13,13 @@
  * - `slow`: answers, counting, only once `proceed()` is called (a decision that lands late);
  * - anything else: decides like the real object.
  *
- * Every `charge` call is recorded, so tests can tell a retry from a single call.
+ * Every `charge` call is recorded, so tests can tell a retry from a single call. `reserve` (a
+ * leased quota's call) throws or hangs the same way, and otherwise grants like the real object.
  */
 import { DurableObject } from 'cloudflare:workers'
 import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
+import { reserveKey, type LeasablePolicy } from '../../src/algorithms/reserve'
+import type { Reservation } from '../../src/limiter/rate-limiter-object'
 import type { Decision } from '../../src/types'
 
 /** An error as the runtime flags it. */
@@ -41,6 +44,17 @@ export class FlakyLimiterObject extends DurableObject {
     if (name.startsWith('counts-then-fails'))
       throw flagged(`flaky limiter ${name}: reply lost`, { retryable: true })
     return decision
+  }
+
+  async reserve(policy: LeasablePolicy, units: number, minUnits: number): Promise<Reservation> {
+    const name = this.ctx.id.name ?? ''
+    if (name.startsWith('hangs')) await new Promise(() => {})
+    if (name.startsWith('throws')) throw new Error(`flaky limiter ${name} failed`)
+    const nowMs = Date.now()
+    const reserved = reserveKey(this.#read(), policy, nowMs, units, minUnits)
+    if (reserved.state !== undefined) this.ctx.storage.kv.put('state', reserved.state)
+    const { granted, decision, validUntilMs } = reserved
+    return { granted, decision, chargedAtMs: nowMs, validUntilMs, epoch: 'flaky' }
   }
 
   /** Lets a `slow` object's pending call decide. */

@@ -1,0 +1,130 @@
+/**
+ * @module algorithms/reserve
+ * Leased quotas, the object's side: a batch of units is charged at once (so the limit is never
+ * exceeded) and spent later by an isolate, within the lease's validity.
+ *
+ * A unit charged in window w of a fixed or sliding window must be spent in w: spent in w + 1 it
+ * would not be counted there. A token or a GCRA slot, once taken, may be spent at any time; the
+ * lease still ends after {@link MAX_LEASE_MS} so that units do not sit unspent for long.
+ */
+import type { Decision } from '../types'
+import { chargeKey } from './index'
+import type { KeyState } from './penalty'
+import type {
+  FixedWindowPolicy,
+  GcraPolicy,
+  Policy,
+  SlidingWindowPolicy,
+  TokenBucketPolicy,
+} from './types'
+
+/** The policies whose units can be reserved in advance and handed back. */
+export type LeasablePolicy =
+  SlidingWindowPolicy | TokenBucketPolicy | FixedWindowPolicy | GcraPolicy
+
+/** The algorithms a rule may run with `"consistency": "leased"`. */
+export const LEASABLE_ALGORITHMS: readonly LeasablePolicy['algorithm'][] = [
+  'sliding-window',
+  'token-bucket',
+  'fixed-window',
+  'gcra',
+]
+
+/** The longest a lease lives, whatever the algorithm (ms). */
+export const MAX_LEASE_MS = 5_000
+
+/** A grant leaves at least half of what the key had left to other isolates. */
+const SHARE = 0.5
+
+/**
+ * Whether a policy's units can be leased.
+ *
+ * @param policy - any policy
+ */
+export function isLeasable(policy: Policy): policy is LeasablePolicy {
+  return (LEASABLE_ALGORITHMS as readonly string[]).includes(policy.algorithm)
+}
+
+/** What a reservation did. */
+export interface Reserved {
+  /** The key state to store (the very object passed in when nothing was charged). */
+  state: KeyState | undefined
+  /** Units charged now, to be spent by the caller until `validUntilMs`; 0 when denied. */
+  granted: number
+  /** The decision after the grant; when nothing was granted, the denial (with its retry time). */
+  decision: Decision
+  /** When the granted units must be spent by (Unix ms). */
+  validUntilMs: number
+}
+
+/**
+ * Charges up to `units` at once: the most that fit now, but never more than half of what the
+ * key had left beyond `minUnits`, so that near the limit the last units are spread over the
+ * isolates asking. A grant is either 0 or at least `minUnits`. When it is 0 and `minUnits` is
+ * above 0 a request of `minUnits` is charged as the exact path would: denied, with its retry
+ * time, and locked when the policy has a penalty. With `minUnits` 0 (a refill ahead of need)
+ * nothing but the grant is charged.
+ *
+ * @param key - the stored key state
+ * @param policy - a leasable policy
+ * @param nowMs - the current time
+ * @param units - the batch asked for (at least `minUnits`)
+ * @param minUnits - the least that is of use (a waiting request's cost), or 0
+ */
+export function reserveKey(
+  key: KeyState | undefined,
+  policy: LeasablePolicy,
+  nowMs: number,
+  units: number,
+  minUnits: number
+): Reserved {
+  const look = chargeKey(key, policy, nowMs, 0).decision
+  const room = look.allowed ? look.remaining : 0
+  const want = Math.min(units, room, Math.max(minUnits, Math.ceil(room * SHARE)))
+  if (want > 0 && want >= minUnits) {
+    const taken = chargeKey(key, policy, nowMs, want)
+    if (taken.decision.allowed)
+      return { ...taken, granted: want, validUntilMs: leaseEndMs(policy, nowMs) }
+  }
+  if (minUnits === 0) return { state: key, granted: 0, decision: look, validUntilMs: nowMs }
+  const denied = chargeKey(key, policy, nowMs, minUnits)
+  // `remaining` is whole units and the check below it exact: a cost that fits is granted.
+  return denied.decision.allowed
+    ? { ...denied, granted: minUnits, validUntilMs: leaseEndMs(policy, nowMs) }
+    : { ...denied, granted: 0, validUntilMs: nowMs }
+}
+
+/**
+ * When units charged at `nowMs` must be spent by: the end of the current window for fixed and
+ * sliding windows, and at most {@link MAX_LEASE_MS} later for every algorithm.
+ *
+ * @param policy - a leasable policy
+ * @param nowMs - when the units were charged
+ */
+export function leaseEndMs(policy: LeasablePolicy, nowMs: number): number {
+  const end = nowMs + MAX_LEASE_MS
+  return isWindowed(policy) ? Math.min(end, windowOf(policy, nowMs) + policy.periodMs) : end
+}
+
+/**
+ * Whether two reservations' units belong together: for windows, charged in the same window.
+ *
+ * @param policy - a leasable policy
+ * @param aMs - when one was charged
+ * @param bMs - when the other was
+ */
+export function sameLeaseWindow(policy: LeasablePolicy, aMs: number, bMs: number): boolean {
+  return !isWindowed(policy) || windowOf(policy, aMs) === windowOf(policy, bMs)
+}
+
+/** Whether the policy counts in epoch-aligned windows. */
+export function isWindowed(
+  policy: LeasablePolicy
+): policy is FixedWindowPolicy | SlidingWindowPolicy {
+  return policy.algorithm === 'fixed-window' || policy.algorithm === 'sliding-window'
+}
+
+/** The start of the window holding `atMs`. */
+export function windowOf(policy: LeasablePolicy, atMs: number): number {
+  return Math.floor(atMs / policy.periodMs) * policy.periodMs
+}

@@ -1,0 +1,150 @@
+/**
+ * @module limiter/lease-calls
+ * The two calls a lease book makes to a key's object, reserve and refund: timed out, counted in
+ * the isolate's stats like every other call; what a request gets when they fail, and how they
+ * are kept running past the request that started them.
+ */
+import { waitUntil } from 'cloudflare:workers'
+import type { LeasablePolicy } from '../algorithms/reserve'
+import { LimiterUnavailableError, type UnavailableReason } from '../errors'
+import type { ChargeCall, ChargeResult, LimiterNamespace } from './client'
+import { objectName } from './object-name'
+import type { Reservation } from './rate-limiter-object'
+import type { ClientStats } from './stats'
+
+/** Where the calls go and how they are counted. */
+export interface LeaseCallContext {
+  namespace: LimiterNamespace
+  stats: ClientStats
+  timeoutMs: number
+}
+
+/** The key a lease is for. */
+export interface LeaseKey {
+  ruleId: string
+  key: string
+}
+
+/**
+ * Reserves up to `units` (at least `minUnits`, or none) in the key's object. A failure the
+ * runtime marks retryable is retried once: units a lost answer granted are only lost, never
+ * spent twice.
+ *
+ * @throws {LimiterUnavailableError} on a timeout or an error
+ */
+export async function reserveUnits(
+  to: LeaseCallContext,
+  lease: LeaseKey,
+  policy: LeasablePolicy,
+  units: number,
+  minUnits: number
+): Promise<Reservation> {
+  const name = await objectName(lease.ruleId, lease.key)
+  const attempt = () =>
+    counted(to.stats, lease.ruleId, () =>
+      to.namespace.getByName(name).reserve(policy, units, minUnits)
+    )
+  const once = attempt().catch((error: unknown) => {
+    if (!isRetryable(error)) throw error
+    return attempt()
+  })
+  return withTimeout(once, to.timeoutMs).catch((error: unknown) => {
+    throw unavailable(error)
+  })
+}
+
+/**
+ * Hands unspent units back. Never throws: a refund that fails leaves the units charged, which
+ * only errs on the safe side.
+ */
+export async function refundUnits(
+  to: LeaseCallContext,
+  lease: LeaseKey,
+  policy: LeasablePolicy,
+  lot: { units: number; chargedAtMs: number; epoch: string }
+): Promise<void> {
+  try {
+    const name = await objectName(lease.ruleId, lease.key)
+    await withTimeout(
+      counted(to.stats, lease.ruleId, () =>
+        to.namespace.getByName(name).refund(policy, lot.units, lot.chargedAtMs, lot.epoch)
+      ),
+      to.timeoutMs
+    )
+  } catch (error) {
+    console.warn(
+      JSON.stringify({ event: 'lease-refund-failed', rule: lease.ruleId, error: String(error) })
+    )
+  }
+}
+
+/**
+ * The error as the client reports it.
+ *
+ * @param error - whatever a call threw
+ */
+export function unavailable(error: unknown): LimiterUnavailableError {
+  if (error instanceof LimiterUnavailableError) return error
+  const reason: UnavailableReason =
+    (error as { overloaded?: boolean } | null)?.overloaded === true ? 'overloaded' : 'error'
+  return new LimiterUnavailableError(reason, { cause: error })
+}
+
+/**
+ * What a request whose reservation failed gets: its fail mode, logged as on the exact path.
+ *
+ * @param stats - where fail-opens are counted
+ * @param call - the request's check
+ * @param error - why no reservation could be had
+ * @throws {LimiterUnavailableError} when the key fails closed
+ */
+export function failedCharge(
+  stats: ClientStats,
+  call: ChargeCall,
+  error: LimiterUnavailableError
+): ChargeResult {
+  if (call.failMode === 'closed') throw error
+  stats.failedOpen(call.rule.id)
+  console.warn(
+    JSON.stringify({
+      event: 'rate-limit-fail-open',
+      rule: call.rule.id,
+      reason: error.reason,
+      error: String(error.cause ?? error.message),
+    })
+  )
+  return { enforced: false, reason: error.reason }
+}
+
+/**
+ * Keeps a background call running past the current request (`waitUntil`).
+ *
+ * @param promise - the call
+ */
+export function keepAliveInRequest(promise: Promise<unknown>): void {
+  try {
+    waitUntil(promise)
+  } catch {
+    // Outside a request (no context to extend): the promise runs as long as the isolate does.
+  }
+}
+
+function counted<T>(stats: ClientStats, ruleId: string, send: () => Promise<T>): Promise<T> {
+  const done = stats.call(ruleId, Date.now())
+  return send().finally(() => done(Date.now()))
+}
+
+function isRetryable(error: unknown): boolean {
+  const flags = error as { retryable?: boolean; overloaded?: boolean } | null
+  return flags?.retryable === true && flags.overloaded !== true
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LimiterUnavailableError('timeout')), timeoutMs)
+  })
+  return Promise.race([promise, timeout]).finally(() => {
+    if (timer !== undefined) clearTimeout(timer)
+  })
+}

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest'
+import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
+import { refundKey } from '../../src/algorithms/refund'
+import {
+  isLeasable,
+  leaseEndMs,
+  MAX_LEASE_MS,
+  reserveKey,
+  type LeasablePolicy,
+} from '../../src/algorithms/reserve'
+
+const MINUTE = 60_000
+const T0 = 1_700_000_040_000 // a minute boundary
+const fixed: LeasablePolicy = { algorithm: 'fixed-window', limit: 10, periodMs: MINUTE }
+const sliding: LeasablePolicy = { algorithm: 'sliding-window', limit: 10, periodMs: MINUTE }
+const bucket: LeasablePolicy = {
+  algorithm: 'token-bucket',
+  limit: 10,
+  periodMs: MINUTE,
+  burst: 10,
+}
+const gcra: LeasablePolicy = { algorithm: 'gcra', limit: 10, periodMs: MINUTE, burst: 10 }
+const ALL = [fixed, sliding, bucket, gcra]
+
+/** The key after `units` cost-1 charges at `nowMs`. */
+function spent(policy: Policy, units: number, nowMs = T0): KeyState | undefined {
+  let key: KeyState | undefined
+  for (let i = 0; i < units; i++) key = chargeKey(key, policy, nowMs, 1).state
+  return key
+}
+
+/** How many cost-1 requests the key still admits at `nowMs`. */
+function admits(key: KeyState | undefined, policy: Policy, nowMs = T0): number {
+  let count = 0
+  while (count < 100) {
+    const outcome = chargeKey(key, policy, nowMs, 1)
+    if (!outcome.decision.allowed) break
+    key = outcome.state
+    count++
+  }
+  return count
+}
+
+describe('reserveKey', () => {
+  it.each(ALL)(
+    'grants what fits, at most half of what is left beyond the need ($algorithm)',
+    (policy) => {
+      const cases: [used: number, units: number, minUnits: number, granted: number][] = [
+        [0, 3, 1, 3], // room 10, half 5: all 3
+        [0, 8, 1, 5], // half of 10
+        [0, 8, 7, 7], // the need wins over the half
+        [6, 8, 0, 2], // room 4, half 2
+        [9, 8, 1, 1], // the last unit
+        [10, 8, 1, 0], // none left: denied
+        [8, 8, 3, 0], // 2 left, 3 needed: denied, nothing charged
+      ]
+      for (const [used, units, minUnits, granted] of cases) {
+        const key = spent(policy, used)
+        const reserved = reserveKey(key, policy, T0, units, minUnits)
+        expect({ used, units, minUnits, granted: reserved.granted }).toEqual({
+          used,
+          units,
+          minUnits,
+          granted,
+        })
+        // The grant was charged, and nothing else: the key admits exactly what is left.
+        expect(admits(reserved.state, policy)).toBe(10 - used - granted)
+        expect(reserved.decision.allowed).toBe(granted > 0)
+        if (granted === 0) expect(reserved.decision.retryAfterMs).toBeGreaterThan(0)
+      }
+    }
+  )
+
+  it('denies as the exact path would: a penalty locks the key, but not for a refill ahead', () => {
+    const locking: LeasablePolicy = { ...fixed, penaltyMs: 5 * MINUTE }
+    const full = spent(locking, 10)
+    const ahead = reserveKey(full, locking, T0, 5, 0)
+    expect(ahead.granted).toBe(0)
+    expect(ahead.state).toBe(full)
+    const denied = reserveKey(full, locking, T0, 5, 1)
+    expect(denied.granted).toBe(0)
+    expect(denied.state?.blockedUntilMs).toBe(T0 + 5 * MINUTE)
+    expect(denied.decision.retryAfterMs).toBe(5 * MINUTE)
+  })
+
+  it('ends a lease with its window, and after MAX_LEASE_MS whatever the algorithm', () => {
+    expect(leaseEndMs(fixed, T0 + 1_000)).toBe(T0 + 1_000 + MAX_LEASE_MS)
+    expect(leaseEndMs(fixed, T0 + MINUTE - 10)).toBe(T0 + MINUTE)
+    expect(leaseEndMs(sliding, T0 + MINUTE - 10)).toBe(T0 + MINUTE)
+    expect(leaseEndMs(bucket, T0 + MINUTE - 10)).toBe(T0 + MINUTE - 10 + MAX_LEASE_MS)
+    expect(reserveKey(undefined, sliding, T0 + MINUTE - 10, 2, 1).validUntilMs).toBe(T0 + MINUTE)
+  })
+
+  it('leases four algorithms only', () => {
+    expect(ALL.every(isLeasable)).toBe(true)
+    expect(isLeasable({ algorithm: 'sliding-log', limit: 1, periodMs: 1 })).toBe(false)
+  })
+})
+
+describe('refundKey', () => {
+  type Row = [
+    name: string,
+    policy: LeasablePolicy,
+    reservedAtMs: number,
+    refundAtMs: number,
+    admitsAfter: number,
+  ]
+  // 6 of 10 units reserved at the reservation time, 4 of them handed back at the refund time.
+  const rows: Row[] = [
+    ['fixed window, same window', fixed, T0, T0 + 30_000, 8],
+    ['fixed window, next window: nothing to give back', fixed, T0, T0 + MINUTE + 1, 10],
+    ['sliding window, same window', sliding, T0, T0 + 30_000, 8],
+    ['token bucket, tokens back', bucket, T0, T0, 8],
+    ['token bucket, capped at burst', bucket, T0, T0 + 30_000, 10],
+    ['gcra, TAT moved back', gcra, T0, T0, 8],
+    ['gcra, not before now', gcra, T0, T0 + 30_000, 10],
+  ]
+  it.each(rows)('%s', (_name, policy, reservedAtMs, refundAtMs, admitsAfter) => {
+    const reserved = reserveKey(undefined, policy, reservedAtMs, 6, 6)
+    expect(reserved.granted).toBe(6)
+    const key = refundKey(reserved.state, policy, refundAtMs, 4, reservedAtMs)
+    expect(admits(key, policy, refundAtMs)).toBe(admitsAfter)
+  })
+
+  it('never counts below zero, and keeps the very state when nothing changes', () => {
+    const key = spent(fixed, 2)
+    expect(refundKey(key, fixed, T0, 5, T0)?.state).toEqual({ windowStartMs: T0, count: 0 })
+    const stale = refundKey(key, fixed, T0 + MINUTE, 1, T0)
+    expect(stale).toBe(key)
+    expect(refundKey(undefined, bucket, T0, 3, T0)).toBeUndefined()
+    const slidingKey = spent(sliding, 3)
+    expect(refundKey(slidingKey, sliding, T0 + 1, 9, T0)?.state).toMatchObject({ current: 0 })
+  })
+
+  it('keeps a penalty lock as it is', () => {
+    const locked: KeyState = { state: { windowStartMs: T0, count: 10 }, blockedUntilMs: T0 + 999 }
+    expect(refundKey(locked, fixed, T0, 3, T0)).toEqual({
+      state: { windowStartMs: T0, count: 7 },
+      blockedUntilMs: T0 + 999,
+    })
+  })
+})

@@ -1,0 +1,195 @@
+import { env } from 'cloudflare:workers'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import { LimiterUnavailableError } from '../../src/errors'
+import type { ChargeCall, LimiterNamespace } from '../../src/limiter/client'
+import { batchCap } from '../../src/limiter/lease-sizing'
+import { LeaseBook, QUIET_MS } from '../../src/limiter/leases'
+import { ClientStats } from '../../src/limiter/stats'
+import { freezeClock } from '../support/clock'
+
+const HOUR = 3_600_000
+const hourly = (algorithm: LeasablePolicy['algorithm'], limit: number): LeasablePolicy =>
+  algorithm === 'token-bucket' || algorithm === 'gcra'
+    ? { algorithm, limit, periodMs: HOUR, burst: limit }
+    : { algorithm, limit, periodMs: HOUR }
+
+let keys = 0
+/** A check on a key no other test uses. */
+const leased = (policy: LeasablePolicy, fields: Partial<ChargeCall> = {}): ChargeCall => ({
+  rule: { id: 'leased' },
+  key: `leased|${++keys}`,
+  policy,
+  cost: 1,
+  failMode: 'open',
+  consistency: 'leased',
+  ...fields,
+})
+
+/** Stops the clock (objects included) just after an hour boundary, so no window ends. */
+function startOfHour(): number {
+  const nowMs = freezeClock()
+  const startMs = Math.ceil(nowMs / HOUR) * HOUR + 1_000
+  vi.setSystemTime(startMs)
+  return startMs
+}
+
+/** Books standing in for isolates, counting into one `stats`. */
+const books = (count: number, stats: ClientStats) =>
+  Array.from({ length: count }, () => new LeaseBook({ stats }))
+
+async function allowed(book: LeaseBook, call: ChargeCall): Promise<boolean> {
+  const result = await book.charge(env.LIMITER, call, 5_000)
+  return result.enforced && result.decision.allowed
+}
+
+/** Charges through `book` one at a time until a denial; how many were admitted. */
+async function drain(book: LeaseBook, call: ChargeCall): Promise<number> {
+  let count = 0
+  while (await allowed(book, call)) count++
+  return count
+}
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('leased quotas', () => {
+  it.each(['sliding-window', 'fixed-window', 'token-bucket', 'gcra'] as const)(
+    'never admits more than the limit of 500 concurrent requests over 5 isolates, and exactly the limit once unspent units are back (%s)',
+    async (algorithm) => {
+      startOfHour()
+      const stats = new ClientStats(0)
+      const isolates = books(5, stats)
+      const call = leased(hourly(algorithm, 100))
+      const results = await Promise.all(
+        Array.from({ length: 500 }, (_, i) => allowed(isolates[i % 5]!, call))
+      )
+      const admitted = results.filter(Boolean).length
+      expect(admitted).toBeLessThanOrEqual(100)
+      await Promise.all(isolates.map((book) => book.flush()))
+      const later = await drain(isolates[0]!, call)
+      expect(admitted + later).toBe(100)
+      const { decisions } = stats.snapshot()
+      expect(decisions.local + decisions.durableObject).toBe(500 + later + 1)
+    }
+  )
+
+  it('denies early at most (N − 1)·B units, and hands a quiet isolate’s units back', async () => {
+    let nowMs = startOfHour()
+    const stats = new ClientStats(0)
+    const isolates = books(4, stats)
+    const policy = hourly('fixed-window', 2_000)
+    const call = leased(policy)
+    const B = batchCap(policy)
+    expect(B).toBe(250)
+    // Steady traffic in every isolate, 1 request per ms each: their batches grow to the cap.
+    let admitted = 0
+    for (let i = 0; i < 200; i++) {
+      vi.setSystemTime(++nowMs)
+      const each = await Promise.all(isolates.map((book) => allowed(book, call)))
+      admitted += each.filter(Boolean).length
+    }
+    await Promise.all(isolates.map((book) => book.settled()))
+    // Then only the first isolate is used; the others keep what they hold, unspent.
+    let firstDenialAt: number | undefined
+    for (let i = 0; i < 2_000 && firstDenialAt === undefined; i++) {
+      vi.setSystemTime(++nowMs)
+      if (await allowed(isolates[0]!, call)) admitted++
+      else firstDenialAt = admitted
+      await isolates[0]!.settled()
+    }
+    expect(firstDenialAt).toBeDefined()
+    const earlyDenied = 2_000 - firstDenialAt!
+    // Units sat unspent in the 3 quiet isolates: that many were denied early, within the bound.
+    expect(earlyDenied).toBeGreaterThan(0)
+    expect(earlyDenied).toBeLessThanOrEqual((4 - 1) * B)
+    // The quiet isolates hand their units back on their next touch; then they can be spent.
+    nowMs += QUIET_MS
+    vi.setSystemTime(nowMs)
+    for (const book of isolates.slice(1)) {
+      await allowed(book, leased(policy)) // another key: only touches the book
+      await book.settled()
+    }
+    expect(admitted + (await drain(isolates[0]!, call))).toBe(2_000)
+  })
+
+  it('makes few Durable Object calls per request on a hot key (limit 10,000)', async () => {
+    let nowMs = startOfHour()
+    const stats = new ClientStats(0)
+    const [book] = books(1, stats)
+    const call = leased(hourly('sliding-window', 10_000))
+    // 5,000 requests at 2 per ms, in pairs arriving together.
+    let admitted = 0
+    for (let i = 0; i < 2_500; i++) {
+      vi.setSystemTime(++nowMs)
+      const pair = await Promise.all([allowed(book!, call), allowed(book!, call)])
+      admitted += pair.filter(Boolean).length
+      await book!.settled()
+    }
+    expect(admitted).toBe(5_000)
+    const { durableObjectCalls, decisions } = stats.snapshot()
+    expect(durableObjectCalls / admitted).toBeLessThanOrEqual(0.05)
+    expect(decisions.local).toBeGreaterThan(4_900)
+  })
+
+  it('spends a window’s units only in that window', async () => {
+    const MINUTE = 60_000
+    let nowMs = Math.ceil(freezeClock() / MINUTE) * MINUTE + MINUTE - 100
+    const book = new LeaseBook({ stats: new ClientStats(0) })
+    const call = leased({ algorithm: 'fixed-window', limit: 80, periodMs: MINUTE })
+    for (let i = 0; i < 20; i++) {
+      vi.setSystemTime(++nowMs)
+      expect(await allowed(book, call)).toBe(true)
+      await book.settled()
+    }
+    // Units left over from the window that ended are not spent in the next one.
+    vi.setSystemTime(nowMs + 100)
+    expect(await drain(book, call)).toBe(80)
+  })
+
+  it('reports the decision: remaining counts what the isolate holds; a denial has the retry time', async () => {
+    startOfHour()
+    const book = new LeaseBook({ stats: new ClientStats(0) })
+    const call = leased(hourly('fixed-window', 3))
+    const first = await book.charge(env.LIMITER, call, 5_000)
+    expect(first).toMatchObject({ enforced: true, decision: { allowed: true, limit: 3 } })
+    expect(first.enforced && first.decision.remaining).toBe(2)
+    await drain(book, call)
+    const denied = await book.charge(env.LIMITER, call, 5_000)
+    expect(denied).toMatchObject({ enforced: true, decision: { allowed: false, remaining: 0 } })
+    expect(denied.enforced && denied.decision.retryAfterMs).toBeGreaterThan(0)
+  })
+
+  it('drops a lease whose rule changed, handing its units back under the old policy', async () => {
+    let nowMs = startOfHour()
+    const stats = new ClientStats(0)
+    const book = new LeaseBook({ stats })
+    const call = leased(hourly('token-bucket', 1_000))
+    for (let i = 0; i < 100; i++) {
+      vi.setSystemTime(++nowMs)
+      await allowed(book, call)
+      await book.settled()
+    }
+    // A new rate, the same bucket: what the isolate held goes back under the old policy, so
+    // exactly 1,000 − 100 remain (a few ms of refill is a fraction of a token).
+    const changed = { ...call, policy: { ...call.policy, limit: 1_001 } }
+    expect(await drain(book, changed)).toBe(900)
+  })
+
+  it('follows the fail mode when the object cannot be reached', async () => {
+    const flaky = env.FLAKY_LIMITER as unknown as LimiterNamespace
+    const stats = new ClientStats(0)
+    const book = new LeaseBook({ stats })
+    const policy = hourly('sliding-window', 10)
+    const call = leased(policy, { rule: { id: 'throws' }, key: 'throws|leased' })
+    expect(await book.charge(flaky, call, 1_000)).toEqual({ enforced: false, reason: 'error' })
+    expect(stats.snapshot().failOpen).toBe(1)
+    const closed = await book
+      .charge(flaky, { ...call, failMode: 'closed' }, 1_000)
+      .catch((e: unknown) => e)
+    expect(closed).toBeInstanceOf(LimiterUnavailableError)
+    const hangs = leased(policy, { rule: { id: 'hangs' }, key: 'hangs|leased' })
+    expect(await book.charge(flaky, hangs, 50)).toEqual({ enforced: false, reason: 'timeout' })
+  })
+})
