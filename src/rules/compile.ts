@@ -9,17 +9,21 @@ import { compileField } from './fields'
 import { compileGlob } from './glob'
 import { normalizeHost } from './host'
 import { compilePathPattern } from './match'
+import { compilePlacement } from './placement'
 import type { RuleInput } from './schema'
 import { compileTiers } from './tiers'
 import type { KeyPart, Matcher, Rule } from './types'
+import type { Jurisdiction } from '../types'
 
 /**
  * Compiles a rule that passed validation (and the document's cross-checks).
  *
  * @param input - the validated rule
+ * @param jurisdiction - the document's `jurisdiction`, for rules without their own
  */
-export function compileRule(input: RuleInput): Rule {
+export function compileRule(input: RuleInput, jurisdiction?: Jurisdiction): Rule {
   const base = basePolicy(input)
+  const placement = compilePlacement(input, jurisdiction)
   const policy: Policy = input.penalty === undefined ? base : { ...base, penaltyMs: input.penalty }
   return Object.freeze({
     id: input.id,
@@ -38,6 +42,7 @@ export function compileRule(input: RuleInput): Rule {
     replaces: Object.freeze(input.replaces ?? []),
     ...(input.tiers ? { tiers: compileTiers(input.tiers) } : {}),
     explicitBurst: 'burst' in input && input.burst !== undefined,
+    ...(placement ? { placement } : {}),
   })
 }
 

@@ -4,7 +4,7 @@
  * `rules/` reads per request. Types only.
  */
 import type { Policy } from '../algorithms'
-import type { FailMode } from '../types'
+import type { FailMode, Jurisdiction, Placement } from '../types'
 import type { Cost } from './cost'
 import type { EnvoyDomains } from './envoy'
 import type { Field } from './fields'
@@ -56,6 +56,8 @@ export interface Rule {
   tiers?: Tiers
   /** Whether the rule set its own `burst` (a tier's limit is the burst otherwise). */
   explicitBurst: boolean
+  /** Where its Durable Objects live, if the rule or the document says. */
+  placement?: Placement
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */
@@ -74,6 +76,8 @@ export interface RuleSet {
   deny?: ListMatcher
   /** How tokens whose claims choose tiers are verified. */
   jwt?: JwtConfig
+  /** The jurisdiction of every counter without its own (rules, and Envoy domains). */
+  jurisdiction?: Jurisdiction
   /** envoyproxy/ratelimit configurations, for `POST /json`. */
   domains: EnvoyDomains
   rules: readonly Rule[]

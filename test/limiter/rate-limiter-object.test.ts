@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers'
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it, vi } from 'vitest'
 import type { Policy } from '../../src/algorithms'
+import { alarmJitterMs } from '../../src/limiter/alarm-jitter'
 import type { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
 
 const hourly: Policy = { algorithm: 'sliding-window', limit: 100, periodMs: 3_600_000 }
@@ -25,7 +26,7 @@ describe('RateLimiterObject', () => {
     }
   )
 
-  it('stores state with its expiry and arms one alarm for it', async () => {
+  it("stores state with its expiry and arms one alarm for it, the key's offset after", async () => {
     const stub = env.LIMITER.getByName('stores')
     const decision = await stub.charge(hourly, 1)
     const stored = await storedState(stub)
@@ -35,7 +36,7 @@ describe('RateLimiterObject', () => {
       expiresAtMs: decision.resetAtMs,
     })
     const alarm = await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())
-    expect(alarm).toBe(decision.resetAtMs)
+    expect(alarm).toBe(decision.resetAtMs + alarmJitterMs('stores', hourly.periodMs))
   })
 
   it('does not write on a denied request', async () => {
@@ -72,7 +73,7 @@ describe('RateLimiterObject', () => {
     expect(await runDurableObjectAlarm(stub)).toBe(true)
     expect(await storedState(stub)).toBeDefined()
     expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBe(
-      decision.resetAtMs
+      decision.resetAtMs + alarmJitterMs('alarm-early', hourly.periodMs)
     )
     expect((await stub.charge(hourly, 1)).remaining).toBe(98)
   })
