@@ -94,11 +94,11 @@ export async function charge(
     async function send(items: BatchItem[]): Promise<Answer[]> {
       const sentAtMs = Date.now()
       const decisions = await withRetry(() =>
-        counted(isolate, rule.id, () => {
+        counted(isolate, rule.id, async (): Promise<Decision[]> => {
           const stub = stubOf(namespace, rule, name)
-          if (items.length > 1) return stub.chargeBatch(items)
+          if (items.length > 1) return await stub.chargeBatch(items)
           const [only] = items as [BatchItem]
-          return stub.charge(only.policy, only.cost).then((decision) => [decision])
+          return [await stub.charge(only.policy, only.cost)]
         })
       )
       return items.map((item, i) => {
