@@ -90,7 +90,8 @@ export async function charge(
       const decision = isolate.blocks.answer(key, policy, cost, Date.now())
       return decision && { decision, local: true }
     }
-    return settle() ?? isolate.lanes.run(key, { policy, cost }, send, settle)
+    // Half the timeout for the call ahead, so a call that never returns holds none up for long.
+    return settle() ?? isolate.lanes.run(key, { policy, cost }, send, settle, timeoutMs / 2)
     async function send(items: BatchItem[]): Promise<Answer[]> {
       const sentAtMs = Date.now()
       const decisions = await withRetry(() =>

@@ -41,15 +41,26 @@ interface Lane<T, R> {
 /**
  * The lanes of one isolate, one per object with requests in flight. A batch is sent by the
  * request that opened it, from its own request context, once the call ahead of it settled:
- * the Workers runtime ties I/O to the request that started it.
+ * the Workers runtime ties I/O to the request that started it. So that a call that never
+ * settles (its request was cancelled) cannot hold a key's lane for good, a batch waits for the
+ * call ahead at most `gateWaitMs` and then goes anyway: the object's order, not the lane's, is
+ * what keeps the count exact.
  */
 export class Coalescer<T, R> {
   readonly #lanes = new Map<string, Lane<T, R>>()
   readonly #maxBatch: number
+  readonly #wait: (ms: number) => Promise<void>
 
-  /** @param maxBatch - the most requests per call */
-  constructor(maxBatch = MAX_BATCH) {
+  /**
+   * @param maxBatch - the most requests per call
+   * @param wait - resolves after `ms` (tests pass their own)
+   */
+  constructor(
+    maxBatch = MAX_BATCH,
+    wait: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+  ) {
     this.#maxBatch = maxBatch
+    this.#wait = wait
   }
 
   /** Objects with a call in flight or queued (for tests and stats). */
@@ -66,8 +77,15 @@ export class Coalescer<T, R> {
    * @param item - what to send for this request
    * @param send - sends a batch (one item or more) in one call
    * @param settle - answers the item locally, or `undefined`
+   * @param gateWaitMs - the longest a new batch waits for the call ahead
    */
-  run(key: string, item: T, send: SendBatch<T, R>, settle: Settle<R>): Promise<R> {
+  run(
+    key: string,
+    item: T,
+    send: SendBatch<T, R>,
+    settle: Settle<R>,
+    gateWaitMs = Number.POSITIVE_INFINITY
+  ): Promise<R> {
     const lane = this.#lanes.get(key)
     const { promise, resolve, reject } = Promise.withResolvers<R>()
     const queued: Queued<T, R> = { item, settle, resolve, reject }
@@ -82,7 +100,9 @@ export class Coalescer<T, R> {
     current.tail = batch.done
     current.open = batch
     this.#lanes.set(key, current)
-    void this.#lead(key, current, batch, gate, send).finally(done.resolve)
+    const opened =
+      gate && Number.isFinite(gateWaitMs) ? Promise.race([gate, this.#wait(gateWaitMs)]) : gate
+    void this.#lead(key, current, batch, opened, send).finally(done.resolve)
     return promise
   }
 

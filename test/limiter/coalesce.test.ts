@@ -169,4 +169,28 @@ describe('Coalescer', () => {
     expect(await Promise.all(results)).toEqual([1, 2, -3, 4, 'gave up', 6])
     expect(sent).toEqual([[1], [2], [4], [6]])
   })
+
+  it('sends anyway once the call ahead has not settled within gateWaitMs', async () => {
+    let waited!: () => void
+    const lanes = new Coalescer<number, number>(
+      10,
+      () => new Promise<void>((resolve) => (waited = resolve))
+    )
+    const sent: number[][] = []
+    const send = (items: number[]) => {
+      sent.push(items)
+      // The first call never returns (its request was cancelled).
+      return sent.length === 1 ? new Promise<number[]>(() => {}) : Promise.resolve(items)
+    }
+    void lanes.run('k', 1, send, () => undefined, 100)
+    const second = lanes.run('k', 2, send, () => undefined, 100)
+    const third = lanes.run('k', 3, send, () => undefined, 100)
+    await Promise.resolve()
+    expect(sent).toEqual([[1]])
+    waited()
+    expect(await Promise.all([second, third])).toEqual([2, 3])
+    expect(sent).toEqual([[1], [2, 3]])
+    // The lane is free again for the next request.
+    expect(await lanes.run('k', 4, send, () => undefined, 100)).toBe(4)
+  })
 })
