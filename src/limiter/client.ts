@@ -9,7 +9,7 @@ import type { ConcurrencyPolicy, Policy } from '../algorithms'
 import { LimiterUnavailableError, type UnavailableReason } from '../errors'
 import type { Decision, FailMode, Placement } from '../types'
 import { limiterIsolate, type Answer, type LimiterIsolate } from './isolate'
-import { MAX_OBJECT_NAME_LENGTH, objectName } from './object-name'
+import { identity, nameOf, stubOf } from './object-name'
 import type { BatchItem, RateLimiterObject } from './rate-limiter-object'
 import { toUnavailable, unavailableOf, withRetry, withTimeout } from './rpc'
 
@@ -247,30 +247,4 @@ export async function releaseSlot(
       })
     )
   }
-}
-
-/** The object's name; a short key is its own name (no digest, no promise to wait for). */
-function nameOf({ rule, key }: KeyRef): string | Promise<string> {
-  return key.length <= MAX_OBJECT_NAME_LENGTH ? key : objectName(rule.id, key)
-}
-
-/** Which object a name is, across jurisdictions (a jurisdiction is a namespace of its own). */
-function identity(rule: KeyRef['rule'], name: string): string {
-  const jurisdiction = rule.placement?.jurisdiction
-  // Rule ids hold no "/", and every name starts with one: no name looks like this.
-  return jurisdiction ? `${jurisdiction}/${name}` : name
-}
-
-/**
- * A stub for the key's object, in the rule's jurisdiction, created near its location hint.
- * A stub per call: the runtime ties a stub to the request that made it, so none is kept.
- */
-function stubOf(namespace: LimiterNamespace, rule: KeyRef['rule'], name: string) {
-  const placement = rule.placement
-  const placed = placement?.jurisdiction
-    ? namespace.jurisdiction(placement.jurisdiction)
-    : namespace
-  return placement?.locationHint
-    ? placed.getByName(name, { locationHint: placement.locationHint })
-    : placed.getByName(name)
 }
