@@ -5,8 +5,9 @@
 // keys fits in one window). The bench waits for a window boundary, creates `keys` distinct keys
 // (one request each), then sleeps until the first of their cleanup alarms is due, and starts
 // measuring just before it. For the project, whose sliding-window state expires two aligned
-// periods after the window it was charged in, every key created in one window comes due at the
-// same instant, as after any traffic spike; the peer arms each key's alarm one window after its
+// periods after the window it was charged in, every key created in one window expires at the
+// same instant, as after any traffic spike, and the alarms come due spread over the next period
+// (each key's offset is a hash of its name); the peer arms each key's alarm one window after its
 // first hit, so its alarms come due spread over the time the keys took to create; the naive
 // limiter sets none. Instances are fresh per scenario, so no alarm left by another scenario
 // fires here (the artefact issue 10 describes, of paused Workers firing all at once, cannot occur).

@@ -66,3 +66,18 @@ export interface RequestFacts {
 
 /** What to do when a key's Durable Object cannot decide: let the request through, or refuse it. */
 export type FailMode = 'open' | 'closed'
+
+/** Cloudflare's location hints: where a Durable Object is created, if it does not exist yet. */
+export type LocationHint =
+  'wnam' | 'enam' | 'sam' | 'weur' | 'eeur' | 'apac' | 'apac-ne' | 'apac-se' | 'oc' | 'afr' | 'me'
+
+/** Cloudflare's jurisdictions: where a Durable Object runs and stores its data, always. */
+export type Jurisdiction = 'eu' | 'fedramp' | 'fedramp-high' | 'us'
+
+/** Where a rule's Durable Objects are placed. */
+export interface Placement {
+  /** Where a key's object is created (its first request only: objects do not move). */
+  locationHint?: LocationHint
+  /** The jurisdiction its objects live in: a different namespace, so different counters. */
+  jurisdiction?: Jurisdiction
+}

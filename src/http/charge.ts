@@ -3,7 +3,13 @@
  * Charging every key of a request in its Durable Object, in parallel.
  */
 import { LimiterUnavailableError } from '../errors'
-import { charge, releaseSlot, type ChargeResult, type LimiterNamespace } from '../limiter/client'
+import {
+  charge,
+  decidedLocally,
+  releaseSlot,
+  type ChargeResult,
+  type LimiterNamespace,
+} from '../limiter/client'
 import type { Check } from '../rules'
 import type { RuleDecision } from './headers'
 
@@ -16,10 +22,17 @@ export interface Charged {
   failedClosed: { check: Check; error: LimiterUnavailableError }[]
 }
 
+type Outcome =
+  { check: Check; result: ChargeResult } | { check: Check; error: LimiterUnavailableError }
+
 /**
  * Charges every key in its Durable Object, all at once, and sorts the results by kind. Each
  * check goes to the client as it is: its fail mode already says that a rule in shadow, which
  * never blocks, fails open.
+ *
+ * Keys this isolate already knows to be denied are answered first, without a call. If one of
+ * them blocks (is not in shadow), nothing else is charged: the request is refused, and its
+ * other rules neither count it nor report a decision.
  *
  * @param namespace - the `LIMITER` binding
  * @param checks - the plan's checks
@@ -30,17 +43,22 @@ export async function chargeAll(
   checks: readonly Check[],
   timeoutMs: number
 ): Promise<Charged> {
+  const known = await Promise.all(checks.map((check) => decidedLocally(check)))
+  const blocked = checks.some((check, i) => known[i] !== undefined && !check.shadow)
   const outcomes = await Promise.all(
-    checks.map((check) =>
-      charge(namespace, check, timeoutMs).then(
-        (result): { check: Check; result: ChargeResult } => ({ check, result }),
+    checks.flatMap((check, i): Outcome | Promise<Outcome> | [] => {
+      const decision = known[i]
+      if (decision) return { check, result: { enforced: true, decision, local: true } }
+      if (blocked) return []
+      return charge(namespace, check, timeoutMs).then(
+        (result) => ({ check, result }),
         (error: unknown) => {
           // Kept, not thrown: one 503 names every rule that failed closed, after all have answered.
           if (error instanceof LimiterUnavailableError) return { check, error }
           throw error
         }
       )
-    )
+    })
   )
   const charged: Charged = { decisions: [], unenforced: [], failedClosed: [] }
   for (const outcome of outcomes) {

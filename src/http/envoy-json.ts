@@ -50,6 +50,10 @@ export function envoyJson(options: Wiring): MiddlewareHandler<LimiterEnv> {
       ruleSet.mode === 'off'
         ? request.descriptors.map(() => ({ kind: 'none' as const }))
         : planEnvoy(ruleSet.domains, request)
+    // The document's jurisdiction holds for its Envoy counters too.
+    const rule = ruleSet.jurisdiction
+      ? { ...ENVOY_RULE, placement: { jurisdiction: ruleSet.jurisdiction } }
+      : ENVOY_RULE
     // Every counter fails closed: a counter that cannot answer is a 503 (LimiterUnavailableError).
     const decisions: (Decision | undefined)[] = await Promise.all(
       slots.map(async (slot) => {
@@ -57,7 +61,7 @@ export function envoyJson(options: Wiring): MiddlewareHandler<LimiterEnv> {
         const { key, policy, hits } = slot.check
         const result = await charge(
           namespace,
-          { rule: ENVOY_RULE, key, policy, cost: hits, failMode: 'closed' },
+          { rule, key, policy, cost: hits, failMode: 'closed' },
           settings.limiterTimeoutMs
         )
         return result.enforced ? result.decision : undefined

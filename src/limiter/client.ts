@@ -1,15 +1,18 @@
 /**
  * @module limiter/client
- * The only way into the Durable Objects: naming, timeouts, retries, errors and the fail
- * policy all live here, so caching and hot-key leasing can be added in one place later.
+ * The only way into the Durable Objects: naming, placement, timeouts, retries, errors and the
+ * fail policy all live here, with what an isolate keeps between requests (`isolate.ts`): the
+ * denials it repeats itself (`block-cache.ts`) and the coalescing of concurrent requests for
+ * one key into one call (`coalesce.ts`).
  */
 import type { ConcurrencyPolicy, Policy } from '../algorithms'
 import { LimiterUnavailableError, type UnavailableReason } from '../errors'
-import type { Decision, FailMode } from '../types'
+import type { Decision, FailMode, Placement } from '../types'
 import { isolateLeases } from './leases'
-import { objectName } from './object-name'
-import type { RateLimiterObject } from './rate-limiter-object'
-import { clientStats } from './stats'
+import { limiterIsolate, type Answer, type LimiterIsolate } from './isolate'
+import { identity, nameOf, stubOf } from './object-name'
+import type { BatchItem, RateLimiterObject } from './rate-limiter-object'
+import { toUnavailable, unavailableOf, withRetry, withTimeout } from './rpc'
 
 /** The Durable Object namespace the limiter counts in. */
 export type LimiterNamespace = DurableObjectNamespace<RateLimiterObject>
@@ -20,7 +23,7 @@ export type LimiterNamespace = DurableObjectNamespace<RateLimiterObject>
  */
 export interface ChargeCall {
   /** The rule the key belongs to: its id names the Durable Object and the logs. */
-  rule: { readonly id: string }
+  rule: { readonly id: string; readonly placement?: Placement }
   /** The limit key (`rules/key.ts`). */
   key: string
   /** The limit to apply. */
@@ -36,67 +39,122 @@ export interface ChargeCall {
 /** The key a call names, for a look or a reset. */
 export type KeyRef = Pick<ChargeCall, 'rule' | 'key'>
 
-/** A decision, or the record that none could be had and the key failed open. */
+/**
+ * A decision (`local` when this isolate answered it without a call), or the record that none
+ * could be had and the key failed open.
+ */
 export type ChargeResult =
-  { enforced: true; decision: Decision } | { enforced: false; reason: UnavailableReason }
+  | { enforced: true; decision: Decision; local?: true }
+  | { enforced: false; reason: UnavailableReason }
 
 /**
- * Charges one key in its Durable Object, within `timeoutMs`. A concurrency limit takes a slot,
- * waiting in the key's queue up to the policy's `maxWaitMs` on top of `timeoutMs`; its decision
- * says `timedOut` when that wait ran out.
+ * Charges one key, within `timeoutMs`. A key whose object denied a request of this cost or less
+ * under this policy is answered here until the object's retry time (`local`, no call). Other
+ * requests go to the key's object; while a call for the key is in flight, they queue and go
+ * together, as one call, when it returns. A concurrency limit takes a slot, alone (never
+ * coalesced or cached), waiting in the key's queue up to the policy's `maxWaitMs` on top of
+ * `timeoutMs`; its decision says `timedOut` when that wait ran out.
  *
  * A failure is retried once on a fresh stub when the runtime marks it retryable and not an
  * overload; a charge is not idempotent, so a retry may count twice, which errs on the safe side.
  * A slot is never retried: a queued acquire that reached the object may already hold one. If
  * it still fails, `failMode: 'open'` resolves `{ enforced: false }` (and logs), `'closed'`
- * throws. A call that timed out is not cancelled and may still be counted when it lands.
+ * throws; a batch that fails fails each of its requests by its own fail mode. A call that timed
+ * out is not cancelled and may still be counted when it lands; a request that timed out while
+ * queued is not sent.
  *
  * @param namespace - the `LIMITER` binding
  * @param call - the key, policy, cost and fail mode
  * @param timeoutMs - the longest wait for a decision
+ * @param isolate - the isolate's client state (tests pass their own)
  * @throws {LimiterUnavailableError} when the key fails closed
  */
 export async function charge(
   namespace: LimiterNamespace,
   call: ChargeCall,
-  timeoutMs: number
+  timeoutMs: number,
+  isolate: LimiterIsolate = limiterIsolate()
 ): Promise<ChargeResult> {
   if (call.consistency === 'leased') return isolateLeases().charge(namespace, call, timeoutMs)
   const { policy, cost, rule } = call
   if (policy.algorithm === 'concurrency')
-    return chargeWith(call, timeoutMs + policy.maxWaitMs, (name) =>
-      counted(rule.id, () => namespace.getByName(name).acquire(policy))
-    )
-  return chargeWith(call, timeoutMs, (name) =>
-    withRetry(() => counted(rule.id, () => namespace.getByName(name).charge(policy, cost)))
-  )
+    return chargeWith(isolate, call, timeoutMs + policy.maxWaitMs, async () => {
+      const name = await nameOf(call)
+      const decision = await counted(isolate, rule.id, () =>
+        stubOf(namespace, rule, name).acquire(policy)
+      )
+      return { decision, local: false }
+    })
+  return chargeWith(isolate, call, timeoutMs, async () => {
+    const name = await nameOf(call)
+    const key = identity(rule, name)
+    const deadlineMs = Date.now() + timeoutMs
+    const settle = (): Answer | undefined => {
+      if (Date.now() >= deadlineMs) throw new LimiterUnavailableError('timeout')
+      const decision = isolate.blocks.answer(key, policy, cost, Date.now())
+      return decision && { decision, local: true }
+    }
+    // Half the timeout for the call ahead, so a call that never returns holds none up for long.
+    return settle() ?? isolate.lanes.run(key, { policy, cost }, send, settle, timeoutMs / 2)
+    async function send(items: BatchItem[]): Promise<Answer[]> {
+      const sentAtMs = Date.now()
+      const decisions = await withRetry(() =>
+        counted(isolate, rule.id, async (): Promise<Decision[]> => {
+          const stub = stubOf(namespace, rule, name)
+          if (items.length > 1) return await stub.chargeBatch(items)
+          const [only] = items as [BatchItem]
+          return [await stub.charge(only.policy, only.cost)]
+        })
+      )
+      return items.map((item, i) => {
+        const decision = decisions[i]!
+        isolate.blocks.note(key, item.policy, item.cost, decision, sentAtMs)
+        return { decision, local: false }
+      })
+    }
+  })
 }
 
-/** Makes one call to a limiter object, counted in this isolate's stats. */
-function counted<T>(ruleId: string, send: () => Promise<T>): Promise<T> {
+/**
+ * The decision this isolate holds for a call without asking its object: a denial it repeats
+ * (see {@link charge}), counted as a local decision. `undefined` when the object must decide.
+ *
+ * @param call - the key, policy and cost
+ * @param isolate - the isolate's client state
+ */
+export async function decidedLocally(
+  call: ChargeCall,
+  isolate: LimiterIsolate = limiterIsolate()
+): Promise<Decision | undefined> {
+  if (call.policy.algorithm === 'concurrency') return undefined
+  const key = identity(call.rule, await nameOf(call))
+  const decision = isolate.blocks.answer(key, call.policy, call.cost, Date.now())
+  if (decision) isolate.stats.decided(call.rule.id, 'local')
+  return decision
+}
+
+/** Makes one call to a limiter object, counted in the isolate's stats. */
+function counted<T>(isolate: LimiterIsolate, ruleId: string, send: () => Promise<T>): Promise<T> {
   // Date.now() moves across I/O even where it is frozen during execution: enough for latency.
-  const done = clientStats().call(ruleId, Date.now())
+  const done = isolate.stats.call(ruleId, Date.now())
   return send().finally(() => done(Date.now()))
 }
 
-/** Asks the key's object through `ask`, within `timeoutMs`, applying the call's fail mode. */
+/** Asks for a decision through `ask`, within `timeoutMs`, applying the call's fail mode. */
 async function chargeWith(
+  isolate: LimiterIsolate,
   call: ChargeCall,
   timeoutMs: number,
-  ask: (name: string) => Promise<Decision>
+  ask: () => Promise<Answer>
 ): Promise<ChargeResult> {
   try {
-    const name = await objectName(call.rule.id, call.key)
-    const decision = await withTimeout(ask(name), timeoutMs)
-    clientStats().decided(call.rule.id, 'durableObject')
-    return { enforced: true, decision }
+    const { decision, local } = await withTimeout(ask(), timeoutMs)
+    isolate.stats.decided(call.rule.id, local ? 'local' : 'durableObject')
+    return local ? { enforced: true, decision, local } : { enforced: true, decision }
   } catch (error) {
-    const unavailable =
-      error instanceof LimiterUnavailableError
-        ? error
-        : new LimiterUnavailableError(reasonOf(error), { cause: error })
+    const unavailable = unavailableOf(error)
     if (call.failMode === 'closed') throw unavailable
-    clientStats().failedOpen(call.rule.id)
+    isolate.stats.failedOpen(call.rule.id)
     console.warn(
       JSON.stringify({
         event: 'rate-limit-fail-open',
@@ -109,17 +167,6 @@ async function chargeWith(
   }
 }
 
-/** Runs `attempt` again once, on a fresh stub, when the runtime says that is safe. */
-async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
-  try {
-    return await attempt()
-  } catch (error) {
-    if (!isRetryable(error)) throw error
-    // A broken stub stays broken: `attempt` takes a new one.
-    return await attempt()
-  }
-}
-
 /**
  * The state of a key without charging it (an admin look). Failures throw whatever the fail
  * mode: there is no request to let through.
@@ -127,36 +174,44 @@ async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
  * @param namespace - the `LIMITER` binding
  * @param key - the rule id, limit key and policy
  * @param timeoutMs - the longest wait
+ * @param isolate - the isolate's client state
  * @throws {LimiterUnavailableError} on timeout or error
  */
 export async function peek(
   namespace: LimiterNamespace,
   key: KeyRef & Pick<ChargeCall, 'policy'>,
-  timeoutMs: number
+  timeoutMs: number,
+  isolate: LimiterIsolate = limiterIsolate()
 ): Promise<Decision> {
-  const name = await objectName(key.rule.id, key.key)
+  const name = await nameOf(key)
   return withTimeout(
-    withRetry(() => counted(key.rule.id, () => namespace.getByName(name).charge(key.policy, 0))),
+    withRetry(() =>
+      counted(isolate, key.rule.id, () => stubOf(namespace, key.rule, name).charge(key.policy, 0))
+    ),
     timeoutMs
   ).catch(toUnavailable)
 }
 
 /**
- * Forgets a key's state.
+ * Forgets a key's state, here at once (its repeated denial is dropped) and in its object.
+ * Other isolates repeat a denial they hold for at most `MAX_BLOCK_AGE_MS` more.
  *
  * @param namespace - the `LIMITER` binding
  * @param key - the rule id and limit key
  * @param timeoutMs - the longest wait
+ * @param isolate - the isolate's client state
  * @throws {LimiterUnavailableError} on timeout or error
  */
 export async function resetKey(
   namespace: LimiterNamespace,
   key: KeyRef,
-  timeoutMs: number
+  timeoutMs: number,
+  isolate: LimiterIsolate = limiterIsolate()
 ): Promise<void> {
-  const name = await objectName(key.rule.id, key.key)
+  const name = await nameOf(key)
+  isolate.blocks.drop(identity(key.rule, name))
   await withTimeout(
-    withRetry(() => counted(key.rule.id, () => namespace.getByName(name).reset())),
+    withRetry(() => counted(isolate, key.rule.id, () => stubOf(namespace, key.rule, name).reset())),
     timeoutMs
   ).catch(toUnavailable)
 }
@@ -169,18 +224,22 @@ export async function resetKey(
  * @param policy - the concurrency limit it was taken under
  * @param leaseId - from the acquiring decision
  * @param timeoutMs - the longest wait
+ * @param isolate - the isolate's client state
  */
 export async function releaseSlot(
   namespace: LimiterNamespace,
   key: KeyRef,
   policy: ConcurrencyPolicy,
   leaseId: string,
-  timeoutMs: number
+  timeoutMs: number,
+  isolate: LimiterIsolate = limiterIsolate()
 ): Promise<void> {
   try {
-    const name = await objectName(key.rule.id, key.key)
+    const name = await nameOf(key)
     await withTimeout(
-      counted(key.rule.id, () => namespace.getByName(name).release(policy, leaseId)),
+      counted(isolate, key.rule.id, () =>
+        stubOf(namespace, key.rule, name).release(policy, leaseId)
+      ),
       timeoutMs
     )
   } catch (error) {
@@ -192,29 +251,4 @@ export async function releaseSlot(
       })
     )
   }
-}
-
-function toUnavailable(error: unknown): never {
-  throw error instanceof LimiterUnavailableError
-    ? error
-    : new LimiterUnavailableError(reasonOf(error), { cause: error })
-}
-
-function isRetryable(error: unknown): boolean {
-  const flags = error as { retryable?: boolean; overloaded?: boolean } | null
-  return flags?.retryable === true && flags.overloaded !== true
-}
-
-function reasonOf(error: unknown): UnavailableReason {
-  return (error as { overloaded?: boolean } | null)?.overloaded === true ? 'overloaded' : 'error'
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LimiterUnavailableError('timeout')), timeoutMs)
-  })
-  return Promise.race([promise, timeout]).finally(() => {
-    if (timer !== undefined) clearTimeout(timer)
-  })
 }

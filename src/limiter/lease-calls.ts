@@ -6,10 +6,12 @@
  */
 import { waitUntil } from 'cloudflare:workers'
 import type { LeasablePolicy } from '../algorithms/reserve'
-import { LimiterUnavailableError, type UnavailableReason } from '../errors'
+import type { LimiterUnavailableError } from '../errors'
+import type { Placement } from '../types'
 import type { ChargeCall, ChargeResult, LimiterNamespace } from './client'
-import { objectName } from './object-name'
+import { nameOf, stubOf } from './object-name'
 import type { Reservation } from './rate-limiter-object'
+import { unavailableOf, withRetry, withTimeout } from './rpc'
 import type { ClientStats } from './stats'
 
 /** Where the calls go and how they are counted. */
@@ -22,7 +24,15 @@ export interface LeaseCallContext {
 /** The key a lease is for. */
 export interface LeaseKey {
   ruleId: string
+  /** Where the rule's objects live, if it says. */
+  placement?: Placement
   key: string
+}
+
+/** The stub of a lease's key, named and placed as on the exact path. */
+async function stubFor(to: LeaseCallContext, lease: LeaseKey) {
+  const rule = { id: lease.ruleId, ...(lease.placement ? { placement: lease.placement } : {}) }
+  return stubOf(to.namespace, rule, await nameOf({ rule, key: lease.key }))
 }
 
 /**
@@ -39,17 +49,12 @@ export async function reserveUnits(
   units: number,
   minUnits: number
 ): Promise<Reservation> {
-  const name = await objectName(lease.ruleId, lease.key)
-  const attempt = () =>
-    counted(to.stats, lease.ruleId, () =>
-      to.namespace.getByName(name).reserve(policy, units, minUnits)
-    )
-  const once = attempt().catch((error: unknown) => {
-    if (!isRetryable(error)) throw error
-    return attempt()
+  const once = withRetry(async () => {
+    const stub = await stubFor(to, lease)
+    return counted(to.stats, lease.ruleId, () => stub.reserve(policy, units, minUnits))
   })
   return withTimeout(once, to.timeoutMs).catch((error: unknown) => {
-    throw unavailable(error)
+    throw unavailableOf(error)
   })
 }
 
@@ -64,10 +69,10 @@ export async function refundUnits(
   lot: { units: number; chargedAtMs: number; epoch: string }
 ): Promise<void> {
   try {
-    const name = await objectName(lease.ruleId, lease.key)
+    const stub = await stubFor(to, lease)
     await withTimeout(
       counted(to.stats, lease.ruleId, () =>
-        to.namespace.getByName(name).refund(policy, lot.units, lot.chargedAtMs, lot.epoch)
+        stub.refund(policy, lot.units, lot.chargedAtMs, lot.epoch)
       ),
       to.timeoutMs
     )
@@ -76,18 +81,6 @@ export async function refundUnits(
       JSON.stringify({ event: 'lease-refund-failed', rule: lease.ruleId, error: String(error) })
     )
   }
-}
-
-/**
- * The error as the client reports it.
- *
- * @param error - whatever a call threw
- */
-export function unavailable(error: unknown): LimiterUnavailableError {
-  if (error instanceof LimiterUnavailableError) return error
-  const reason: UnavailableReason =
-    (error as { overloaded?: boolean } | null)?.overloaded === true ? 'overloaded' : 'error'
-  return new LimiterUnavailableError(reason, { cause: error })
 }
 
 /**
@@ -132,19 +125,4 @@ export function keepAliveInRequest(promise: Promise<unknown>): void {
 function counted<T>(stats: ClientStats, ruleId: string, send: () => Promise<T>): Promise<T> {
   const done = stats.call(ruleId, Date.now())
   return send().finally(() => done(Date.now()))
-}
-
-function isRetryable(error: unknown): boolean {
-  const flags = error as { retryable?: boolean; overloaded?: boolean } | null
-  return flags?.retryable === true && flags.overloaded !== true
-}
-
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LimiterUnavailableError('timeout')), timeoutMs)
-  })
-  return Promise.race([promise, timeout]).finally(() => {
-    if (timer !== undefined) clearTimeout(timer)
-  })
 }

@@ -24,11 +24,11 @@ import {
   keepAliveInRequest,
   refundUnits,
   reserveUnits,
-  unavailable,
   type LeaseCallContext,
 } from './lease-calls'
 import { batchSize, samePolicy, worthRefunding } from './lease-sizing'
 import type { Reservation } from './rate-limiter-object'
+import { unavailableOf } from './rpc'
 import { clientStats, type ClientStats } from './stats'
 
 /** A key unused this long hands its unspent units back on the next touch of the book (ms). */
@@ -152,6 +152,7 @@ export class LeaseBook {
     }
     lease ??= {
       ruleId: call.rule.id,
+      ...(call.rule.placement ? { placement: call.rule.placement } : {}),
       key: call.key,
       policy,
       to,
@@ -183,7 +184,7 @@ export class LeaseBook {
         this.#apply(lease, reservation)
         return { ok: true, reservation }
       },
-      (error: unknown): Outcome => ({ ok: false, error: unavailable(error) })
+      (error: unknown): Outcome => ({ ok: false, error: unavailableOf(error) })
     )
     const pending: Pending = { promise, sinceMs: nowMs, minUnits: need }
     lease.pending = pending

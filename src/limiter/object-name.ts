@@ -1,7 +1,16 @@
 /**
  * @module limiter/object-name
- * Durable Object names for limit keys, bounded in length.
+ * Which Durable Object a limit key is: its name (bounded in length), its jurisdiction, and the
+ * stub that reaches it.
  */
+import type { Placement } from '../types'
+import type { RateLimiterObject } from './rate-limiter-object'
+
+/** What names an object: the rule (its id and placement) and the limit key. */
+interface ObjectRef {
+  rule: { readonly id: string; readonly placement?: Placement }
+  key: string
+}
 
 /** Names longer than this are replaced by a digest. */
 export const MAX_OBJECT_NAME_LENGTH = 256
@@ -24,4 +33,34 @@ function base64Url(bytes: Uint8Array): string {
   let binary = ''
   for (const byte of bytes) binary += String.fromCharCode(byte)
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+}
+
+/** The object's name; a short key is its own name (no digest, no promise to wait for). */
+export function nameOf({ rule, key }: ObjectRef): string | Promise<string> {
+  return key.length <= MAX_OBJECT_NAME_LENGTH ? key : objectName(rule.id, key)
+}
+
+/** Which object a name is, across jurisdictions (a jurisdiction is a namespace of its own). */
+export function identity(rule: ObjectRef['rule'], name: string): string {
+  const jurisdiction = rule.placement?.jurisdiction
+  // Rule ids hold no "/", and every name starts with one: no name looks like this.
+  return jurisdiction ? `${jurisdiction}/${name}` : name
+}
+
+/**
+ * A stub for the key's object, in the rule's jurisdiction, created near its location hint.
+ * A stub per call: the runtime ties a stub to the request that made it, so none is kept.
+ */
+export function stubOf(
+  namespace: DurableObjectNamespace<RateLimiterObject>,
+  rule: ObjectRef['rule'],
+  name: string
+) {
+  const placement = rule.placement
+  const placed = placement?.jurisdiction
+    ? namespace.jurisdiction(placement.jurisdiction)
+    : namespace
+  return placement?.locationHint
+    ? placed.getByName(name, { locationHint: placement.locationHint })
+    : placed.getByName(name)
 }

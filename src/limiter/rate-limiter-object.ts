@@ -17,6 +17,7 @@ import {
 import { refundKey } from '../algorithms/refund'
 import { reserveKey, type LeasablePolicy } from '../algorithms/reserve'
 import type { Decision } from '../types'
+import { alarmJitterMs } from './alarm-jitter'
 
 /** The stored record: the algorithm's state plus what it was computed under. */
 interface StoredState {
@@ -27,6 +28,12 @@ interface StoredState {
   state: KeyState
   /** When the state is equivalent to none (Unix ms). */
   expiresAtMs: number
+}
+
+/** One request of a batch: what `charge` takes. */
+export interface BatchItem {
+  policy: Policy
+  cost: number
 }
 
 const STATE_KEY = 'state'
@@ -54,6 +61,12 @@ export interface Reservation {
 export class RateLimiterObject extends DurableObject {
   /** The alarm this instance has armed, if it knows of one. */
   #alarmAtMs: number | undefined
+  /**
+   * The stored record as this instance last read or wrote it (`null`: none; `undefined`: not
+   * read yet). Storage changes only through this instance, so the copy saves a read and a
+   * deserialisation per call.
+   */
+  #record: StoredState | null | undefined
   /** Requests waiting for a concurrency slot, first come first served. */
   #waiters: (() => void)[] = []
 
@@ -105,6 +118,27 @@ export class RateLimiterObject extends DurableObject {
     const current = this.#read(policy)
     const next = refundKey(current, policy, Date.now(), units, chargedAtMs)
     if (next !== undefined && next !== current) this.#write(policy, next)
+  }
+
+  /**
+   * Decides several requests for this key in order, in one synchronous run (atomic per key, as
+   * `charge` is), with one write at the end: what the client's coalescing sends when requests
+   * for one key queued behind a call in flight. Each item carries its own policy (tiers).
+   *
+   * @param items - the requests, in arrival order
+   * @returns one decision per item, in the same order
+   */
+  chargeBatch(items: readonly BatchItem[]): Decision[] {
+    const nowMs = Date.now()
+    let changed: { policy: Policy; state: KeyState } | undefined
+    const decisions = items.map(({ policy, cost }) => {
+      const current = this.#read(policy, changed)
+      const { state, decision } = chargeKey(current, policy, nowMs, cost)
+      if (state !== undefined && state !== current) changed = { policy, state }
+      return decision
+    })
+    if (changed) this.#write(changed.policy, changed.state)
+    return decisions
   }
 
   /**
@@ -161,53 +195,74 @@ export class RateLimiterObject extends DurableObject {
     return Math.max(0, (nextLeaseExpiryMs(state, nowMs) ?? nowMs) - nowMs)
   }
 
-  #read(policy: Policy): KeyState | undefined {
-    const stored = this.ctx.storage.kv.get<StoredState>(STATE_KEY)
-    return stored && stored.algorithm === policy.algorithm && stored.periodMs === policy.periodMs
-      ? stored.state
+  /** The key's state under `policy`: `pending` (a batch's unwritten state) if given, else stored. */
+  #read(policy: Policy, pending?: { policy: Policy; state: KeyState }): KeyState | undefined {
+    const held: Pick<StoredState, 'algorithm' | 'periodMs' | 'state'> | null = pending
+      ? { algorithm: pending.policy.algorithm, periodMs: pending.policy.periodMs, ...pending }
+      : (this.#record ??= this.ctx.storage.kv.get<StoredState>(STATE_KEY) ?? null)
+    return held && held.algorithm === policy.algorithm && held.periodMs === policy.periodMs
+      ? held.state
       : undefined
   }
 
   #write(policy: Policy, state: KeyState): void {
-    const expiresAtMs = keyStateExpiresAtMs(state, policy)
-    this.ctx.storage.kv.put<StoredState>(STATE_KEY, {
+    const record: StoredState = {
       algorithm: policy.algorithm,
       periodMs: policy.periodMs,
       state,
-      expiresAtMs,
-    })
-    this.#armAlarm(expiresAtMs)
+      expiresAtMs: keyStateExpiresAtMs(state, policy),
+    }
+    this.ctx.storage.kv.put<StoredState>(STATE_KEY, record)
+    this.#record = record
+    this.#armAlarm(record.expiresAtMs, policy.periodMs)
   }
 
   /** Forgets the key's state. */
   reset(): void {
     void this.ctx.storage.deleteAll()
+    this.#record = null
     this.#alarmAtMs = undefined
   }
 
-  /** Deletes the state if the key is idle; otherwise re-arms for when it will be. */
-  override async alarm(): Promise<void> {
+  /**
+   * Deletes the state if the key is idle; otherwise re-arms for when it will be. An idle key
+   * costs one row read and one row delete: its alarm was consumed by running, and the empty
+   * table that stays holds no data (`reset()` is what drops the whole database).
+   */
+  override alarm(): void {
     this.#alarmAtMs = undefined
+    // Read, not the copy: the alarm may be this instance's first event after an eviction.
     const stored = this.ctx.storage.kv.get<StoredState>(STATE_KEY)
-    if (!stored) return
-    if (Date.now() >= stored.expiresAtMs) {
-      // Since compatibility date 2026-02-24 deleteAll() also clears the alarm.
-      await this.ctx.storage.deleteAll()
+    if (!stored) {
+      this.#record = null
       return
     }
-    this.#armAlarm(stored.expiresAtMs)
+    if (Date.now() >= stored.expiresAtMs) {
+      this.ctx.storage.kv.delete(STATE_KEY)
+      // A leased key's epoch goes with its state: a late refund then finds none and is ignored.
+      if (this.ctx.storage.kv.get(EPOCH_KEY) !== undefined) this.ctx.storage.kv.delete(EPOCH_KEY)
+      this.#record = null
+      return
+    }
+    this.#record = stored
+    this.#armAlarm(stored.expiresAtMs, stored.periodMs)
   }
 
   /**
    * Arms the alarm only when none is known: a busy key then costs one alarm write per idle
    * period instead of one per request. An alarm that fires early finds the newer expiry in
-   * storage and re-arms.
+   * storage and re-arms. The alarm goes off a little after the expiry, by an offset fixed for
+   * each key ({@link alarmJitterMs}), so keys created together do not all clean up at once.
    */
-  #armAlarm(expiresAtMs: number): void {
+  #armAlarm(expiresAtMs: number, periodMs: number): void {
     // State that is already idle (e.g. every slot released) is deleted by an alarm right away.
-    const atMs = Math.max(expiresAtMs, Date.now() + 1)
+    const atMs = Math.max(expiresAtMs + alarmJitterMs(this.#name(), periodMs), Date.now() + 1)
     if (this.#alarmAtMs !== undefined && this.#alarmAtMs <= atMs) return
     this.#alarmAtMs = atMs
     void this.ctx.storage.setAlarm(atMs)
+  }
+
+  #name(): string {
+    return this.ctx.id.name ?? this.ctx.id.toString()
   }
 }

@@ -9,9 +9,11 @@ import { compileField } from './fields'
 import { compileGlob } from './glob'
 import { normalizeHost } from './host'
 import { compilePathPattern } from './match'
+import { compilePlacement } from './placement'
 import type { RuleInput } from './schema'
 import { compileTiers } from './tiers'
 import type { KeyPart, Matcher, Rule } from './types'
+import type { Jurisdiction } from '../types'
 
 /** Key parts that may carry a credential (an API key, a user id): hidden unless `showKeys`. */
 const SECRET_KEY_PART = /^(header|query|claim):/
@@ -20,9 +22,11 @@ const SECRET_KEY_PART = /^(header|query|claim):/
  * Compiles a rule that passed validation (and the document's cross-checks).
  *
  * @param input - the validated rule
+ * @param jurisdiction - the document's `jurisdiction`, for rules without their own
  */
-export function compileRule(input: RuleInput): Rule {
+export function compileRule(input: RuleInput, jurisdiction?: Jurisdiction): Rule {
   const base = basePolicy(input)
+  const placement = compilePlacement(input, jurisdiction)
   const policy: Policy = input.penalty === undefined ? base : { ...base, penaltyMs: input.penalty }
   return Object.freeze({
     id: input.id,
@@ -45,6 +49,7 @@ export function compileRule(input: RuleInput): Rule {
     ...(input.nearLimit !== undefined ? { nearLimit: input.nearLimit } : {}),
     paths: Object.freeze(input.match?.path === undefined ? [] : toList(input.match.path)),
     consistency: input.consistency,
+    ...(placement ? { placement } : {}),
   })
 }
 

@@ -58,13 +58,14 @@ export function parseRules(input: unknown, source: string): RuleSet {
     mode: document.mode,
     shadowHeaders: document.shadowHeaders,
     domains: envoy.domains,
-    rules: Object.freeze(document.rules.map(compileRule)),
+    rules: Object.freeze(document.rules.map((rule) => compileRule(rule, document.jurisdiction))),
   }
   const allow = compileList(document.lists?.allow)
   const deny = compileList(document.lists?.deny)
   if (allow) ruleSet.allow = allow
   if (deny) ruleSet.deny = deny
   if (document.jwt) ruleSet.jwt = Object.freeze(document.jwt)
+  if (document.jurisdiction) ruleSet.jurisdiction = document.jurisdiction
   return Object.freeze(ruleSet)
 }
 

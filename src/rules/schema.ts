@@ -10,6 +10,7 @@ import { JwtSchema } from './jwt'
 import { KeyPartSchema } from './key'
 import { ListsSchema } from './lists'
 import { patternPath } from './path'
+import { JurisdictionSchema, LocationHintSchema } from './placement'
 import { TiersSchema } from './tiers'
 import {
   duration,
@@ -143,6 +144,8 @@ const common = {
       v.minLength(1, 'must not be empty')
     )
   ),
+  locationHint: v.optional(LocationHintSchema),
+  jurisdiction: v.optional(JurisdictionSchema),
 }
 
 // A concurrency limit counts requests in flight, not per period.
@@ -241,6 +244,7 @@ export const RulesDocumentSchema = v.strictObject(
     ),
     lists: v.optional(ListsSchema),
     jwt: v.optional(JwtSchema),
+    jurisdiction: v.optional(JurisdictionSchema),
     // Checked by envoyproxy/ratelimit's own rules in `envoy/config.ts`.
     domains: v.optional(
       v.array(

@@ -4,7 +4,7 @@
  * `rules/` reads per request. Types only.
  */
 import type { Policy } from '../algorithms'
-import type { FailMode } from '../types'
+import type { FailMode, Jurisdiction, Placement } from '../types'
 import type { Cost } from './cost'
 import type { EnvoyDomains } from './envoy'
 import type { Field } from './fields'
@@ -64,6 +64,8 @@ export interface Rule {
   paths: readonly string[]
   /** `exact`: every request asks the key's object; `leased`: isolates spend reserved units. */
   consistency: 'exact' | 'leased'
+  /** Where its Durable Objects live, if the rule or the document says. */
+  placement?: Placement
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */
@@ -82,6 +84,8 @@ export interface RuleSet {
   deny?: ListMatcher
   /** How tokens whose claims choose tiers are verified. */
   jwt?: JwtConfig
+  /** The jurisdiction of every counter without its own (rules, and Envoy domains). */
+  jurisdiction?: Jurisdiction
   /** envoyproxy/ratelimit configurations, for `POST /json`. */
   domains: EnvoyDomains
   rules: readonly Rule[]

@@ -88,3 +88,56 @@ describe('limiter client', () => {
     expect(await charge(env.LIMITER, slot, 1_000)).toMatchObject({ decision: { allowed: true } })
   })
 })
+
+describe('placement', () => {
+  const one: Policy = { algorithm: 'fixed-window', limit: 1, periodMs: 3_600_000 }
+  /**
+   * workerd does not implement jurisdictions, so this stands in for the runtime: a jurisdiction
+   * is a namespace of its own (here, names under a prefix), and every stub request is recorded.
+   */
+  function placedNamespace(asked: unknown[], prefix = ''): LimiterNamespace {
+    return {
+      jurisdiction: (jurisdiction: string) => {
+        asked.push({ jurisdiction })
+        return placedNamespace(asked, `${prefix}${jurisdiction}:`)
+      },
+      getByName: (name: string, options?: unknown) => {
+        asked.push(
+          options === undefined ? { name: prefix + name } : { name: prefix + name, options }
+        )
+        return env.LIMITER.getByName(prefix + name)
+      },
+    } as unknown as LimiterNamespace
+  }
+
+  it('counts a rule with a jurisdiction in objects of its own: changing it starts afresh', async () => {
+    const asked: unknown[] = []
+    const namespace = placedNamespace(asked)
+    const plain = call({ rule: { id: 'placed' }, key: 'placed|k', policy: one })
+    const eu = { ...plain, rule: { id: 'placed', placement: { jurisdiction: 'eu' as const } } }
+    expect(await charge(namespace, plain, 1_000)).toMatchObject({ decision: { allowed: true } })
+    expect(await charge(namespace, plain, 1_000)).toMatchObject({ decision: { allowed: false } })
+    // Same rule and key, another jurisdiction: another object, and no denial repeated from the first.
+    expect(await charge(namespace, eu, 1_000)).toMatchObject({ decision: { allowed: true } })
+    expect(await charge(namespace, eu, 1_000)).toMatchObject({ decision: { allowed: false } })
+    expect(asked).toContainEqual({ jurisdiction: 'eu' })
+    expect(asked).toContainEqual({ name: 'eu:placed|k' })
+  })
+
+  it("creates objects with the rule's location hint", async () => {
+    const asked: unknown[] = []
+    const hinted = call({
+      rule: { id: 'hinted', placement: { locationHint: 'weur' } },
+      key: 'hinted|k',
+      policy: one,
+    })
+    expect(await charge(placedNamespace(asked), hinted, 1_000)).toMatchObject({
+      decision: { allowed: true },
+    })
+    expect(asked).toEqual([{ name: 'hinted|k', options: { locationHint: 'weur' } }])
+    // And the real runtime takes the hint.
+    expect(await charge(env.LIMITER, { ...hinted, key: 'hinted|real' }, 1_000)).toMatchObject({
+      decision: { allowed: true },
+    })
+  })
+})

@@ -2,6 +2,7 @@ import { env } from 'cloudflare:workers'
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it, vi } from 'vitest'
 import type { Policy } from '../../src/algorithms'
+import { alarmJitterMs, MAX_ALARM_JITTER_MS } from '../../src/limiter/alarm-jitter'
 import type { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
 
 const hourly: Policy = { algorithm: 'sliding-window', limit: 100, periodMs: 3_600_000 }
@@ -25,7 +26,7 @@ describe('RateLimiterObject', () => {
     }
   )
 
-  it('stores state with its expiry and arms one alarm for it', async () => {
+  it("stores state with its expiry and arms one alarm for it, the key's offset after", async () => {
     const stub = env.LIMITER.getByName('stores')
     const decision = await stub.charge(hourly, 1)
     const stored = await storedState(stub)
@@ -35,7 +36,7 @@ describe('RateLimiterObject', () => {
       expiresAtMs: decision.resetAtMs,
     })
     const alarm = await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())
-    expect(alarm).toBe(decision.resetAtMs)
+    expect(alarm).toBe(decision.resetAtMs + alarmJitterMs('stores', hourly.periodMs))
   })
 
   it('does not write on a denied request', async () => {
@@ -72,7 +73,7 @@ describe('RateLimiterObject', () => {
     expect(await runDurableObjectAlarm(stub)).toBe(true)
     expect(await storedState(stub)).toBeDefined()
     expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBe(
-      decision.resetAtMs
+      decision.resetAtMs + alarmJitterMs('alarm-early', hourly.periodMs)
     )
     expect((await stub.charge(hourly, 1)).remaining).toBe(98)
   })
@@ -91,6 +92,39 @@ describe('RateLimiterObject', () => {
     expect(await runDurableObjectAlarm(stub)).toBe(false)
     // A new request after clean-up starts from a full quota.
     expect((await stub.charge(hourly, 1)).remaining).toBe(99)
+  })
+
+  it('cleans an idle key up with one row delete, not a whole-database delete', async () => {
+    const stub = env.LIMITER.getByName('alarm-cheap')
+    await stub.charge(hourly, 1)
+    const calls = await runInDurableObject(stub, async (instance, state) => {
+      const stored = state.storage.kv.get<Stored>('state')!
+      state.storage.kv.put('state', { ...stored, expiresAtMs: Date.now() - 1 })
+      const deleteAll = vi.spyOn(state.storage, 'deleteAll')
+      const remove = vi.spyOn(state.storage.kv, 'delete')
+      try {
+        await instance.alarm()
+        return { deleteAll: deleteAll.mock.calls.length, delete: remove.mock.calls.length }
+      } finally {
+        vi.restoreAllMocks()
+      }
+    })
+    expect(calls).toEqual({ deleteAll: 0, delete: 1 })
+    expect(await storedState(stub)).toBeUndefined()
+    expect((await stub.charge(hourly, 1)).remaining).toBe(99)
+  })
+
+  it("spreads keys' alarms over their period (at most a minute), each key at a fixed offset", () => {
+    const offsets = Array.from({ length: 2_000 }, (_, i) => alarmJitterMs(`r|10.0.${i}`, 20_000))
+    expect(offsets.every((ms) => Number.isInteger(ms) && ms >= 0 && ms < 20_000)).toBe(true)
+    expect(new Set(offsets).size).toBeGreaterThan(1_800)
+    // Roughly even: every tenth of the period holds some.
+    const tenths = new Set(offsets.map((ms) => Math.floor(ms / 2_000)))
+    expect(tenths.size).toBe(10)
+    expect(alarmJitterMs('r|10.0.7', 20_000)).toBe(offsets[7])
+    const hourlyOffsets = offsets.map((_, i) => alarmJitterMs(`r|10.0.${i}`, 3_600_000))
+    expect(Math.max(...hourlyOffsets)).toBeLessThan(MAX_ALARM_JITTER_MS)
+    expect(Math.max(...hourlyOffsets)).toBeGreaterThan(MAX_ALARM_JITTER_MS * 0.9)
   })
 
   it('reset() forgets the key', async () => {

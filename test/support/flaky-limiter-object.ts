@@ -13,8 +13,9 @@
  * - `slow`: answers, counting, only once `proceed()` is called (a decision that lands late);
  * - anything else: decides like the real object.
  *
- * Every `charge` call is recorded, so tests can tell a retry from a single call. `reserve` (a
- * leased quota's call) throws or hangs the same way, and otherwise grants like the real object.
+ * Every `charge` or `chargeBatch` call is recorded, so tests can tell a retry from a single call.
+ * `reserve` (a leased quota's call) throws or hangs the same way, and otherwise grants like the
+ * real object.
  */
 import { DurableObject } from 'cloudflare:workers'
 import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
@@ -29,7 +30,23 @@ const flagged = (message: string, flags: { retryable?: boolean; overloaded?: boo
 export class FlakyLimiterObject extends DurableObject {
   #proceed: (() => void) | undefined
 
+  /** A batch fails, hangs or decides as one call does; `calls()` counts it once. */
+  async chargeBatch(items: { policy: Policy; cost: number }[]): Promise<Decision[]> {
+    const decisions: Decision[] = []
+    await this.#fail(() => {
+      for (const { policy, cost } of items) decisions.push(this.#decide(policy, cost))
+    })
+    return decisions
+  }
+
   async charge(policy: Policy, cost: number): Promise<Decision> {
+    let decision: Decision | undefined
+    await this.#fail(() => (decision = this.#decide(policy, cost)))
+    return decision!
+  }
+
+  /** One call: counted, then failing as the object's name says, or deciding through `decide`. */
+  async #fail(decide: () => void): Promise<void> {
     const name = this.ctx.id.name ?? ''
     const calls = this.calls() + 1
     this.ctx.storage.kv.put('calls', calls)
@@ -40,10 +57,9 @@ export class FlakyLimiterObject extends DurableObject {
       throw flagged(`flaky limiter ${name}: retry`, { retryable: true })
     if (name.startsWith('overloaded'))
       throw flagged(`flaky limiter ${name}: overloaded`, { retryable: true, overloaded: true })
-    const decision = this.#decide(policy, cost)
+    decide()
     if (name.startsWith('counts-then-fails'))
       throw flagged(`flaky limiter ${name}: reply lost`, { retryable: true })
-    return decision
   }
 
   async reserve(policy: LeasablePolicy, units: number, minUnits: number): Promise<Reservation> {
