@@ -56,7 +56,9 @@ export async function readCounters(url: string): Promise<Counters> {
 function entrySource({ bundleFile, binding, className }: Instrumented): string {
   const inner = `./${basename(bundleFile)}`
   // Plain JavaScript for workerd: it is not bundled again.
+  // Every other class the bundle exports (e.g. the live view's stats object) stays exported.
   return `import * as inner from ${JSON.stringify(inner)}
+export * from ${JSON.stringify(inner)}
 
 const counters = { requests: 0, durableObjectCalls: 0, alarms: 0 }
 const BINDING = ${JSON.stringify(binding)}
