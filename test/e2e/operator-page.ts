@@ -3,7 +3,7 @@
 // through playwright-core) and saves a screenshot to docs/operator-page.png. Skipped, saying
 // so, only when no Chromium is found. Everything is bounded: the whole run stops after 75 s.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -59,7 +59,6 @@ function freePort(): Promise<number> {
 
 async function startWorker(): Promise<string> {
   const [port, inspector] = [await freePort(), await freePort()]
-  const out = openSync(log, 'a')
   worker = spawn(
     join(root, 'node_modules/.bin/wrangler'),
     [
@@ -73,22 +72,25 @@ async function startWorker(): Promise<string> {
     {
       cwd: root,
       detached: true,
-      stdio: ['ignore', out, out],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_SEND_METRICS: 'false' },
     }
   )
   const base = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 60; i++) {
-    if (
-      await fetch(`${base}/`).then(
-        () => true,
-        () => false
-      )
+  // Wait for wrangler to say it is ready (the run's 75 s watchdog bounds this), not on a timer.
+  await new Promise<void>((ready, failed) => {
+    const child = worker!
+    const watch = (chunk: Buffer): void => {
+      appendFileSync(log, chunk)
+      if (chunk.toString().includes('Ready on')) ready()
+    }
+    child.stdout!.on('data', watch)
+    child.stderr!.on('data', watch)
+    child.once('exit', (code) =>
+      failed(new Error(`wrangler dev exited (${code}) before it was ready`))
     )
-      return base
-    await new Promise((r) => setTimeout(r, 500))
-  }
-  return fail('wrangler dev did not answer within 30 s')
+  })
+  return base
 }
 
 /** Sends `count` requests to the demo API and returns their statuses. */
