@@ -28,6 +28,8 @@ export interface Counters {
   requests: number
   durableObjectCalls: number
   alarms: number
+  /** Instances of the limiter's object class constructed (a new key, or one evicted and back). */
+  objectsStarted: number
 }
 
 /** Path of the counters endpoint; no target uses it for anything else. */
@@ -60,7 +62,7 @@ function entrySource({ bundleFile, binding, className }: Instrumented): string {
   return `import * as inner from ${JSON.stringify(inner)}
 export * from ${JSON.stringify(inner)}
 
-const counters = { requests: 0, durableObjectCalls: 0, alarms: 0 }
+const counters = { requests: 0, durableObjectCalls: 0, alarms: 0, objectsStarted: 0 }
 const BINDING = ${JSON.stringify(binding)}
 
 // Stubs are proxies that answer any property name with an RPC method; 'then' must stay as the
@@ -105,7 +107,12 @@ function wrapEnv(env) {
 }
 
 const Base = inner[${JSON.stringify(className)}]
-export class ${className} extends Base {}
+export class ${className} extends Base {
+  constructor(...args) {
+    super(...args)
+    counters.objectsStarted++
+  }
+}
 if (typeof Base.prototype.alarm === 'function') {
   ${className}.prototype.alarm = function (...args) {
     counters.alarms++

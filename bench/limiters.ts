@@ -53,14 +53,7 @@ const KINDS: Record<LimiterName, Kind> = {
     // The live view's stats object, so the metrics' cost is in every run.
     moreObjects: { LIMITER_STATS: { className: 'LiveStatsObject', useSQLite: true } },
     refuses: () => undefined,
-    vars: () => ({
-      // BENCH_METRICS=off measures without metrics and live view (their cost is the difference).
-      METRICS: process.env.BENCH_METRICS === 'off' ? 'off' : 'on',
-      RULES_REFRESH_SECONDS: '30',
-      LIMITER_TIMEOUT_MS: '1000',
-      RATE_LIMIT_HEADERS: 'both',
-      ADMIN_TOKEN,
-    }),
+    vars: () => projectVars(),
     configure: putRules,
     // A sliding-window key's state expires two periods after the start of the window it was
     // last charged in (windows are aligned to multiples of the period).
@@ -85,6 +78,17 @@ const KINDS: Record<LimiterName, Kind> = {
     // Its store arms an alarm for the end of each key's fixed window, on the key's first hit.
     firstAlarmDueMs: (createdAtMs, periodMs) => createdAtMs + periodMs,
   },
+}
+
+function projectVars(): Record<string, string> {
+  return {
+    // BENCH_METRICS=off measures without metrics and live view (their cost is the difference).
+    METRICS: process.env.BENCH_METRICS === 'off' ? 'off' : 'on',
+    RULES_REFRESH_SECONDS: '30',
+    LIMITER_TIMEOUT_MS: '1000',
+    RATE_LIMIT_HEADERS: 'both',
+    ADMIN_TOKEN,
+  }
 }
 
 function refusesRules(who: string, spec: LimitSpec): string | undefined {
@@ -121,10 +125,11 @@ export async function buildLimiter(
   name: LimiterName,
   root: string,
   outdir: string,
-  prebuilt?: string
+  prebuilt?: string,
+  buildArgs: string[] = []
 ): Promise<string> {
   const kind = KINDS[name]
-  const bundle = prebuilt ?? (await buildBundle(root, join(outdir, name), kind.config))
+  const bundle = prebuilt ?? (await buildBundle(root, join(outdir, name), kind.config, buildArgs))
   return writeInstrumentedEntry(dirname(bundle), {
     bundleFile: bundle,
     binding: kind.binding,
@@ -142,7 +147,8 @@ export async function startLimiter(
   entryPath: string,
   origin: string,
   spec: LimitSpec,
-  latencyMs: number
+  latencyMs: number,
+  inspectorPort?: number
 ): Promise<Target> {
   const kind = KINDS[name]
   const refusal = kind.refuses(spec)
@@ -153,7 +159,8 @@ export async function startLimiter(
       [kind.binding]: { className: kind.className, useSQLite: kind.useSQLite },
       ...kind.moreObjects,
     },
-    { ORIGIN: origin, [LATENCY_BINDING]: String(latencyMs), ...kind.vars(spec) }
+    { ORIGIN: origin, [LATENCY_BINDING]: String(latencyMs), ...kind.vars(spec) },
+    inspectorPort
   )
   try {
     await kind.configure?.(target.url, spec)

@@ -22,7 +22,7 @@ export function describeRecord(record: RunRecord): string {
         .join(', ')
     : ''
   if (!m) return details
-  return `${m.rps.toFixed(0)} req/s, p99 ${m.p99Ms.toFixed(1)} ms, DO calls/req ${m.durableObjectCallsPerRequest.toFixed(3)}, status ${JSON.stringify(m.statusCodes)}${details ? `; ${details}` : ''}`
+  return `${m.rps.toFixed(0)} req/s, p99 ${m.p99Ms.toFixed(1)} ms, DO calls/req ${m.durableObjectCallsPerRequest.toFixed(3)}, objects started/req ${m.objectsStartedPerRequest.toFixed(3)}, status ${JSON.stringify(m.statusCodes)}${details ? `; ${details}` : ''}`
 }
 
 /** Prints the tables and writes bench/results.json and the chart. */

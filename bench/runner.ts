@@ -37,6 +37,8 @@ export interface Measured extends LoadResult {
   ownDurableObjectCallsPerRequest?: number
   /** Cleanup alarms that ran during the measured run. */
   alarms: number
+  /** Limiter objects constructed per request during the run (new keys, or evicted ones back). */
+  objectsStartedPerRequest: number
 }
 
 /** One scenario on one target in one rep. */
@@ -132,7 +134,9 @@ export async function measureRun(
 ): Promise<Measured> {
   const limiter = target === 'bare' ? undefined : target
   const counters = async (): Promise<Counters> =>
-    limiter ? readCounters(url) : { requests: 0, durableObjectCalls: 0, alarms: 0 }
+    limiter
+      ? readCounters(url)
+      : { requests: 0, durableObjectCalls: 0, alarms: 0, objectsStarted: 0 }
   const own = async () => (limiter ? ownDurableObjectCalls(limiter, url) : undefined)
   const ownBefore = await own()
   const before = await counters()
@@ -155,5 +159,6 @@ export async function measureRun(
         ? perReceived(ownAfter - ownBefore)
         : undefined,
     alarms: after.alarms - before.alarms,
+    objectsStartedPerRequest: perReceived(after.objectsStarted - before.objectsStarted),
   }
 }

@@ -56,8 +56,14 @@ const BARE_SCRIPT = `export default {
  * @param root - the project root (wrangler runs there)
  * @param outdir - relative to `root`; emptied first
  * @param config - a wrangler config other than the root's, relative to `root`
+ * @param extraArgs - more `wrangler deploy` flags (the profiler turns minification off)
  */
-export async function buildBundle(root: string, outdir: string, config?: string): Promise<string> {
+export async function buildBundle(
+  root: string,
+  outdir: string,
+  config?: string,
+  extraArgs: string[] = []
+): Promise<string> {
   await rm(join(root, outdir), { recursive: true, force: true })
   // wrangler's `#!/usr/bin/env node` must resolve to this Node (22), not the older system one.
   const env = {
@@ -71,7 +77,7 @@ export async function buildBundle(root: string, outdir: string, config?: string)
   // Absolute: with --config, wrangler resolves a relative outdir against the config's folder.
   const child = spawn(
     wrangler,
-    ['deploy', '--dry-run', '--outdir', join(root, outdir), ...configArgs],
+    ['deploy', '--dry-run', '--outdir', join(root, outdir), ...configArgs, ...extraArgs],
     {
       cwd: root,
       env,
@@ -106,9 +112,10 @@ export async function startOrigin(): Promise<Origin> {
 }
 
 /** Starts the pass-through Worker that only forwards to the origin: the baseline. */
-export async function startBare(origin: string): Promise<Target> {
+export async function startBare(origin: string, inspectorPort?: number): Promise<Target> {
   const mf = new Miniflare({
     ...SHARED_OPTIONS,
+    inspectorPort,
     modules: true,
     script: BARE_SCRIPT,
     compatibilityDate,
@@ -147,14 +154,17 @@ export function limiterWorkerOptions(bundlePath: string, bindings: Record<string
  * @param entryPath - the main module
  * @param durableObjects - binding name to class and storage backend
  * @param bindings - vars and secrets
+ * @param inspectorPort - open workerd's inspector there (the profiler's)
  */
 export async function startWorker(
   entryPath: string,
   durableObjects: Record<string, DurableObjectBinding>,
-  bindings: Record<string, string>
+  bindings: Record<string, string>,
+  inspectorPort?: number
 ): Promise<Target> {
   const mf = new Miniflare({
     ...SHARED_OPTIONS,
+    inspectorPort,
     ...limiterWorkerOptions(entryPath, bindings),
     // Modules the entry imports are CommonJS to Miniflare unless they end in .mjs; wrangler's are ES.
     modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],

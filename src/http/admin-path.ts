@@ -17,11 +17,16 @@ import { normalizePath } from '../rules'
  *
  * @param path - the request's path as sent (not decoded)
  * @param prefix - the `ADMIN_PREFIX` setting (`/__ratelimit`)
+ * @param normalize - how the path is normalised (the request's own, worked out once)
  */
-export function spellsPrefix(path: string, prefix: string): boolean {
+export function spellsPrefix(
+  path: string,
+  prefix: string,
+  normalize: (path: string) => string = normalizePath
+): boolean {
   let normal: string
   try {
-    normal = normalizePath(path).toLowerCase()
+    normal = normalize(path).toLowerCase()
   } catch (error) {
     // Not answered here: the rate limiter refuses that path with its 400 further on.
     if (error instanceof BadRequestError) return false

@@ -25,6 +25,7 @@ import { getRules, putRules } from './admin-rules'
 import { readLive } from './live'
 import { keyOf } from './admin-access'
 import { spellsPrefix } from './admin-path'
+import { normalPathOf, urlOf } from './request-url'
 import { authorize } from './auth-failures'
 import { operatorPage } from './operator-page'
 import { rulesContext } from './context'
@@ -46,12 +47,12 @@ export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
     const env = c.env
     const settings = readSettings(env)
     // The path as sent (Hono's `c.req.path` is already decoded), so odd spellings stay visible.
-    const path = new URL(c.req.url).pathname
+    const path = urlOf(c.req.raw).pathname
     const prefix = settings.adminPrefix
     if (path !== prefix && !path.startsWith(`${prefix}/`)) {
       // Other spellings of the prefix (`/__RATELIMIT`, `/__ratelimit;x`, `/%5F_ratelimit`) are
       // answered here too: what was meant for the admin API must not reach the origin.
-      if (spellsPrefix(path, prefix)) throw notFound()
+      if (spellsPrefix(path, prefix, () => normalPathOf(c.req.raw))) throw notFound()
       return next()
     }
     // Without the secret there is no admin API, and the answer does not say there could be one.

@@ -11,6 +11,7 @@ import {
   type LimiterNamespace,
 } from '../limiter/client'
 import type { Check } from '../rules'
+import type { Decision } from '../types'
 import type { RuleDecision } from './headers'
 
 /** The outcome of charging every matched key, in rule order. */
@@ -43,7 +44,10 @@ export async function chargeAll(
   checks: readonly Check[],
   timeoutMs: number
 ): Promise<Charged> {
-  const known = await Promise.all(checks.map((check) => decidedLocally(check)))
+  const found = checks.map((check) => decidedLocally(check))
+  const known = found.some((item) => item instanceof Promise)
+    ? await Promise.all(found)
+    : (found as (Decision | undefined)[])
   const blocked = checks.some((check, i) => known[i] !== undefined && !check.shadow)
   const outcomes = await Promise.all(
     checks.flatMap((check, i): Outcome | Promise<Outcome> | [] => {

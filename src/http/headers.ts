@@ -3,7 +3,7 @@
  * Decisions to HTTP headers: legacy `X-RateLimit-*` and the IETF draft-10 `RateLimit` /
  * `RateLimit-Policy` fields. Pure.
  */
-import { serializeList, type BareItem, type Item } from 'structured-headers'
+import { serializeItem, type BareItem } from 'structured-headers'
 import { advertisedQuota, type Check } from '../rules'
 import type { Decision } from '../types'
 import type { HeaderMode } from './settings'
@@ -82,41 +82,67 @@ export function rateLimitHeaders(
     )
   }
   if (mode === 'ietf' || mode === 'both') {
-    const policies = decisions.map(({ check: { rule, policy } }): Item => {
-      // Draft-10's quota unit for a limit on requests in flight; it has no window.
-      if (policy.algorithm === 'concurrency')
-        return [
-          rule.id,
-          new Map<string, BareItem>([
-            ['q', policy.limit],
-            ['qu', 'concurrent-requests'],
-          ]),
-        ]
-      const { quota, windowSeconds } = advertisedQuota(policy)
-      return [
-        rule.id,
-        new Map([
-          ['q', quota],
-          ['w', windowSeconds],
-        ]),
-      ]
-    })
-    const limits = decisions.map(({ check, decision }): Item => {
-      const t = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000))
-      return [
-        check.rule.id,
-        new Map([
-          ['r', decision.remaining],
-          ['t', t],
-        ]),
-      ]
-    })
-    headers.push(
-      ['RateLimit-Policy', serializeList(policies)],
-      ['RateLimit', serializeList(limits)]
-    )
+    const policies = decisions.map(({ check }) => policyItem(check)).join(', ')
+    const limits = decisions
+      .map(({ check, decision }) => {
+        const t = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000))
+        return limitItem(check.rule.id, decision.remaining, t)
+      })
+      .join(', ')
+    headers.push(['RateLimit-Policy', policies], ['RateLimit', limits])
   }
   return headers
+}
+
+const ruleTokens = new Map<string, string>()
+
+/**
+ * A rule's `RateLimit` list member, e.g. `"api";r=42;t=30`. The rule id is serialised once;
+ * the two parameters are sf-integers, written as such (the library's own output for them).
+ */
+function limitItem(ruleId: string, remaining: number, t: number): string {
+  if (!isSfInteger(remaining) || !isSfInteger(t))
+    return serializeItem([
+      ruleId,
+      new Map([
+        ['r', remaining],
+        ['t', t],
+      ]),
+    ])
+  let token = ruleTokens.get(ruleId)
+  if (token === undefined) {
+    token = serializeItem(ruleId)
+    // Rule ids are few; the bound only guards against an unbounded document.
+    if (ruleTokens.size < 10_000) ruleTokens.set(ruleId, token)
+  }
+  return `${token};r=${remaining};t=${t}`
+}
+
+/** RFC 8941 §3.3.1: an integer of at most 15 digits. */
+function isSfInteger(value: number): boolean {
+  return Number.isInteger(value) && Math.abs(value) <= 999_999_999_999_999
+}
+
+// A rule's policy item is the same on every response: serialised once per rule and policy.
+const policyItems = new WeakMap<Check['policy'], Map<string, string>>()
+
+/** A rule's `RateLimit-Policy` list member, e.g. `"api";q=100;w=60`. */
+function policyItem({ rule, policy }: Check): string {
+  let byRule = policyItems.get(policy)
+  if (!byRule) policyItems.set(policy, (byRule = new Map()))
+  let item = byRule.get(rule.id)
+  if (item === undefined) {
+    const params = new Map<string, BareItem>()
+    if (policy.algorithm === 'concurrency') {
+      // Draft-10's quota unit for a limit on requests in flight; it has no window.
+      params.set('q', policy.limit).set('qu', 'concurrent-requests')
+    } else {
+      const { quota, windowSeconds } = advertisedQuota(policy)
+      params.set('q', quota).set('w', windowSeconds)
+    }
+    byRule.set(rule.id, (item = serializeItem([rule.id, params])))
+  }
+  return item
 }
 
 /**

@@ -74,8 +74,16 @@ function paramName(param: string): string | undefined {
   return new URLSearchParams(param).keys().next().value
 }
 
+// The setting is the same on every request: parsed once per value.
+let lastOrigin: { origin: string; base: string | undefined } | undefined
+
 /** The origin URL without a trailing slash, so its path is a prefix of every forwarded path. */
 function parseOrigin(origin: string): string | undefined {
+  if (lastOrigin?.origin !== origin) lastOrigin = { origin, base: originBase(origin) }
+  return lastOrigin.base
+}
+
+function originBase(origin: string): string | undefined {
   try {
     const url = new URL(origin)
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined

@@ -63,9 +63,10 @@ const LIST_FIELDS = new Set(['ratelimit', 'ratelimit-policy'])
 export function withHeaders(response: Response, headers: readonly HeaderEntry[]): Response {
   if (headers.length === 0 || response.status === 101 || response.webSocket) return response
   const copy = new Response(response.body, response)
+  const copied = copy.headers
   for (const [name, value] of headers) {
-    if (LIST_FIELDS.has(name.toLowerCase())) copy.headers.append(name, value)
-    else copy.headers.set(name, value)
+    if (LIST_FIELDS.has(name.toLowerCase())) copied.append(name, value)
+    else copied.set(name, value)
   }
   return copy
 }

@@ -9,9 +9,9 @@ import type { ConcurrencyPolicy, Policy } from '../algorithms'
 import { LimiterUnavailableError, type UnavailableReason } from '../errors'
 import type { Decision, FailMode, Placement } from '../types'
 import { isolateLeases } from './leases'
-import { limiterIsolate, type Answer, type LimiterIsolate } from './isolate'
+import { limiterIsolate, type Answer, type LimiterIsolate, type QueuedCharge } from './isolate'
 import { identity, nameOf, stubOf } from './object-name'
-import type { BatchItem, RateLimiterObject } from './rate-limiter-object'
+import type { RateLimiterObject } from './rate-limiter-object'
 import { toUnavailable, unavailableOf, withRetry, withTimeout } from './rpc'
 
 /** The Durable Object namespace the limiter counts in. */
@@ -78,14 +78,15 @@ export async function charge(
   if (call.consistency === 'leased') return isolateLeases().charge(namespace, call, timeoutMs)
   const { policy, cost, rule } = call
   if (policy.algorithm === 'concurrency')
-    return chargeWith(isolate, call, timeoutMs + policy.maxWaitMs, async () => {
+    return chargeWith(isolate, call, async () => {
       const name = await nameOf(call)
-      const decision = await counted(isolate, rule.id, () =>
-        stubOf(namespace, rule, name).acquire(policy)
+      const decision = await withTimeout(
+        counted(isolate, rule.id, () => stubOf(namespace, rule, name).acquire(policy)),
+        timeoutMs + policy.maxWaitMs
       )
       return { decision, local: false }
     })
-  return chargeWith(isolate, call, timeoutMs, async () => {
+  return chargeWith(isolate, call, async () => {
     const name = await nameOf(call)
     const key = identity(rule, name)
     const deadlineMs = Date.now() + timeoutMs
@@ -95,16 +96,25 @@ export async function charge(
       return decision && { decision, local: true }
     }
     // Half the timeout for the call ahead, so a call that never returns holds none up for long.
-    return settle() ?? isolate.lanes.run(key, { policy, cost }, send, settle, timeoutMs / 2)
-    async function send(items: BatchItem[]): Promise<Answer[]> {
+    const queued = { policy, cost, deadlineMs }
+    return settle() ?? isolate.lanes.run(key, queued, send, settle, timeoutMs / 2)
+    // One timer per call, not per request: the call waits until the earliest deadline of the
+    // requests it carries, so none waits past its own.
+    async function send(items: QueuedCharge[]): Promise<Answer[]> {
       const sentAtMs = Date.now()
-      const decisions = await withRetry(() =>
-        counted(isolate, rule.id, async (): Promise<Decision[]> => {
-          const stub = stubOf(namespace, rule, name)
-          if (items.length > 1) return await stub.chargeBatch(items)
-          const [only] = items as [BatchItem]
-          return [await stub.charge(only.policy, only.cost)]
-        })
+      let untilMs = Number.POSITIVE_INFINITY
+      for (const item of items) untilMs = Math.min(untilMs, item.deadlineMs)
+      const decisions = await withTimeout(
+        withRetry(() =>
+          counted(isolate, rule.id, async (): Promise<Decision[]> => {
+            const stub = stubOf(namespace, rule, name)
+            if (items.length > 1)
+              return await stub.chargeBatch(items.map(({ policy, cost }) => ({ policy, cost })))
+            const [only] = items as [QueuedCharge]
+            return [await stub.charge(only.policy, only.cost)]
+          })
+        ),
+        untilMs - sentAtMs
       )
       return items.map((item, i) => {
         const decision = decisions[i]!
@@ -122,13 +132,24 @@ export async function charge(
  * @param call - the key, policy and cost
  * @param isolate - the isolate's client state
  */
-export async function decidedLocally(
+export function decidedLocally(
   call: ChargeCall,
   isolate: LimiterIsolate = limiterIsolate()
-): Promise<Decision | undefined> {
+): Decision | undefined | Promise<Decision | undefined> {
   if (call.policy.algorithm === 'concurrency') return undefined
-  const key = identity(call.rule, await nameOf(call))
-  const decision = isolate.blocks.answer(key, call.policy, call.cost, Date.now())
+  const name = nameOf(call)
+  // A short key names its object as it is: answered without a promise, as most are.
+  if (typeof name !== 'string') return name.then((digested) => answerHere(call, digested, isolate))
+  return answerHere(call, name, isolate)
+}
+
+function answerHere(call: ChargeCall, name: string, isolate: LimiterIsolate): Decision | undefined {
+  const decision = isolate.blocks.answer(
+    identity(call.rule, name),
+    call.policy,
+    call.cost,
+    Date.now()
+  )
   if (decision) isolate.stats.decided(call.rule.id, 'local')
   return decision
 }
@@ -140,15 +161,14 @@ function counted<T>(isolate: LimiterIsolate, ruleId: string, send: () => Promise
   return send().finally(() => done(Date.now()))
 }
 
-/** Asks for a decision through `ask`, within `timeoutMs`, applying the call's fail mode. */
+/** Asks for a decision through `ask` (which keeps its own deadline), applying the fail mode. */
 async function chargeWith(
   isolate: LimiterIsolate,
   call: ChargeCall,
-  timeoutMs: number,
   ask: () => Promise<Answer>
 ): Promise<ChargeResult> {
   try {
-    const { decision, local } = await withTimeout(ask(), timeoutMs)
+    const { decision, local } = await ask()
     isolate.stats.decided(call.rule.id, local ? 'local' : 'durableObject')
     return local ? { enforced: true, decision, local } : { enforced: true, decision }
   } catch (error) {
