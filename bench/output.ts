@@ -61,6 +61,15 @@ export async function writeReport(
     console.log(
       `\nUSD per million requests (assumptions in bench/cost.ts):\n${formatCostTable(costRows)}`
     )
+  // A limiter answers 200, 429 (or 403/503 by its rules); a 5xx it did not choose is a defect
+  // that a throughput number would hide.
+  const broken = records.filter((r) =>
+    Object.keys(r.measured?.statusCodes ?? {}).some((code) => code === '500' || code === '502')
+  )
+  for (const r of broken)
+    console.log(
+      `\nWARNING: ${r.scenario} / ${r.target} (rep ${r.rep}) answered ${JSON.stringify(r.measured?.statusCodes)}: its numbers are not a result`
+    )
   const noise = Math.max(...records.map((r) => r.measured?.cpu?.other ?? 0))
   if (noise > 25)
     console.log(

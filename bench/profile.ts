@@ -64,7 +64,12 @@ try {
   const inspector = await connect(inspectorPort)
   await inspector.send('Profiler.enable')
   await inspector.send('Profiler.start')
-  const load = await measure(instance.url, Number(values.connections), Number(values.seconds), nextIp)
+  const load = await measure(
+    instance.url,
+    Number(values.connections),
+    Number(values.seconds),
+    nextIp
+  )
   const { profile } = (await inspector.send('Profiler.stop')) as { profile: Profile }
   inspector.close()
   const file = join(root, OUTDIR, `${target}-${scenario.name}.cpuprofile`)
@@ -80,7 +85,9 @@ try {
 /** Self time per function (µs per request), the largest first. */
 function printTop(profile: Profile, requests: number, top: number): void {
   const self = new Map<number, number>()
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+  profile.samples.forEach((id, i) =>
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0))
+  )
   const byFunction = new Map<string, number>()
   let total = 0
   for (const node of profile.nodes) {
@@ -91,9 +98,12 @@ function printTop(profile: Profile, requests: number, top: number): void {
     const label = `${functionName || '(anonymous)'} ${url.split('/').pop() ?? ''}:${lineNumber + 1}`
     byFunction.set(label, (byFunction.get(label) ?? 0) + us)
   }
-  console.log(`JS self time: ${(total / requests).toFixed(1)} µs per request (idle and program left out)`)
+  console.log(
+    `JS self time: ${(total / requests).toFixed(1)} µs per request (idle and program left out)`
+  )
   const rows = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)
-  for (const [label, us] of rows) console.log(`${(us / requests).toFixed(2).padStart(8)} µs  ${label}`)
+  for (const [label, us] of rows)
+    console.log(`${(us / requests).toFixed(2).padStart(8)} µs  ${label}`)
 }
 
 function freePort(): Promise<number> {

@@ -9,9 +9,10 @@ import type { ConcurrencyPolicy, Policy } from '../algorithms'
 import { LimiterUnavailableError, type UnavailableReason } from '../errors'
 import type { Decision, FailMode, Placement } from '../types'
 import { isolateLeases } from './leases'
-import { limiterIsolate, type Answer, type LimiterIsolate, type QueuedCharge } from './isolate'
+import { limiterIsolate, type Answer, type LimiterIsolate } from './isolate'
 import { identity, nameOf, stubOf } from './object-name'
-import type { RateLimiterObject } from './rate-limiter-object'
+import type { BatchItem, RateLimiterObject } from './rate-limiter-object'
+import { MAX_LINGER_MS } from './coalesce'
 import { toUnavailable, unavailableOf, withRetry, withTimeout } from './rpc'
 
 /** The Durable Object namespace the limiter counts in. */
@@ -78,15 +79,14 @@ export async function charge(
   if (call.consistency === 'leased') return isolateLeases().charge(namespace, call, timeoutMs)
   const { policy, cost, rule } = call
   if (policy.algorithm === 'concurrency')
-    return chargeWith(isolate, call, async () => {
+    return chargeWith(isolate, call, timeoutMs + policy.maxWaitMs, async () => {
       const name = await nameOf(call)
-      const decision = await withTimeout(
-        counted(isolate, rule.id, () => stubOf(namespace, rule, name).acquire(policy)),
-        timeoutMs + policy.maxWaitMs
+      const decision = await counted(isolate, rule.id, () =>
+        stubOf(namespace, rule, name).acquire(policy)
       )
       return { decision, local: false }
     })
-  return chargeWith(isolate, call, async () => {
+  return chargeWith(isolate, call, timeoutMs, async () => {
     const name = await nameOf(call)
     const key = identity(rule, name)
     const deadlineMs = Date.now() + timeoutMs
@@ -95,26 +95,23 @@ export async function charge(
       const decision = isolate.blocks.answer(key, policy, cost, Date.now())
       return decision && { decision, local: true }
     }
-    // Half the timeout for the call ahead, so a call that never returns holds none up for long.
-    const queued = { policy, cost, deadlineMs }
-    return settle() ?? isolate.lanes.run(key, queued, send, settle, timeoutMs / 2)
-    // One timer per call, not per request: the call waits until the earliest deadline of the
-    // requests it carries, so none waits past its own.
-    async function send(items: QueuedCharge[]): Promise<Answer[]> {
+    // A batch waits for the call ahead at most MAX_LINGER_MS: one hop to a far object, not two.
+    return (
+      settle() ??
+      isolate.lanes.run(key, { policy, cost }, send, settle, Math.min(timeoutMs / 2, MAX_LINGER_MS))
+    )
+    // Each request keeps its own timer (in `chargeWith`), even one waiting in a batch another
+    // request sends: workerd cancels a request whose only pending work is another request's
+    // I/O ("the script will never generate a response", a 500), and the timer is its own.
+    async function send(items: BatchItem[]): Promise<Answer[]> {
       const sentAtMs = Date.now()
-      let untilMs = Number.POSITIVE_INFINITY
-      for (const item of items) untilMs = Math.min(untilMs, item.deadlineMs)
-      const decisions = await withTimeout(
-        withRetry(() =>
-          counted(isolate, rule.id, async (): Promise<Decision[]> => {
-            const stub = stubOf(namespace, rule, name)
-            if (items.length > 1)
-              return await stub.chargeBatch(items.map(({ policy, cost }) => ({ policy, cost })))
-            const [only] = items as [QueuedCharge]
-            return [await stub.charge(only.policy, only.cost)]
-          })
-        ),
-        untilMs - sentAtMs
+      const decisions = await withRetry(() =>
+        counted(isolate, rule.id, async (): Promise<Decision[]> => {
+          const stub = stubOf(namespace, rule, name)
+          if (items.length > 1) return await stub.chargeBatch(items)
+          const [only] = items as [BatchItem]
+          return [await stub.charge(only.policy, only.cost)]
+        })
       )
       return items.map((item, i) => {
         const decision = decisions[i]!
@@ -161,14 +158,15 @@ function counted<T>(isolate: LimiterIsolate, ruleId: string, send: () => Promise
   return send().finally(() => done(Date.now()))
 }
 
-/** Asks for a decision through `ask` (which keeps its own deadline), applying the fail mode. */
+/** Asks for a decision through `ask`, within `timeoutMs`, applying the call's fail mode. */
 async function chargeWith(
   isolate: LimiterIsolate,
   call: ChargeCall,
+  timeoutMs: number,
   ask: () => Promise<Answer>
 ): Promise<ChargeResult> {
   try {
-    const { decision, local } = await ask()
+    const { decision, local } = await withTimeout(ask(), timeoutMs)
     isolate.stats.decided(call.rule.id, local ? 'local' : 'durableObject')
     return local ? { enforced: true, decision, local } : { enforced: true, decision }
   } catch (error) {

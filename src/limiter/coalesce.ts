@@ -9,6 +9,13 @@
 /** The most requests one batch carries; more wait for the next. */
 export const MAX_BATCH = 500
 
+/**
+ * The longest a batch waits for the call ahead of it (ms) before it goes anyway. Near objects
+ * answer sooner, so batches form behind each call; a far object (one network hop away) would
+ * otherwise make every request wait for the call ahead and then its own: two hops instead of one.
+ */
+export const MAX_LINGER_MS = 10
+
 /** What a batch sends: the items still wanted, answered in the same order. */
 export type SendBatch<T, R> = (items: T[]) => Promise<R[]>
 

@@ -16,11 +16,6 @@ export interface Answer {
   local: boolean
 }
 
-/** A request waiting to be charged: what its object is sent, and when it gives up (Unix ms). */
-export interface QueuedCharge extends BatchItem {
-  deadlineMs: number
-}
-
 /** The client's state in one isolate. */
 export class LimiterIsolate {
   /** What this isolate's client did (`GET /__ratelimit/stats`). */
@@ -28,14 +23,14 @@ export class LimiterIsolate {
   /** Denials answered here until their retry time. */
   readonly blocks: BlockCache
   /** Requests per key waiting for the call in flight. */
-  readonly lanes: Coalescer<QueuedCharge, Answer>
+  readonly lanes: Coalescer<BatchItem, Answer>
 
   /**
    * @param options - parts to use instead of fresh ones (the default isolate shares the
    *   module's `clientStats()`)
    */
   constructor(
-    options: { stats?: ClientStats; blocks?: BlockCache; lanes?: Coalescer<QueuedCharge, Answer> } = {}
+    options: { stats?: ClientStats; blocks?: BlockCache; lanes?: Coalescer<BatchItem, Answer> } = {}
   ) {
     this.stats = options.stats ?? new ClientStats(Date.now())
     this.blocks = options.blocks ?? new BlockCache()

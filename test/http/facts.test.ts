@@ -45,6 +45,27 @@ describe('requestFacts', () => {
     expect(facts.query.get('a')).toBe('1')
   })
 
+  it('reads request.cf only when a rule asks for country or asn (the runtime parses it on first access)', () => {
+    const real = new Request('https://example.com/a', {
+      headers: { 'cf-connecting-ip': '203.0.113.7' },
+    })
+    let reads = 0
+    const request = {
+      url: real.url,
+      method: real.method,
+      headers: real.headers,
+      get cf() {
+        reads++
+        return { country: 'NL', asn: 64500 }
+      },
+    } as unknown as Request
+    const facts = requestFacts(request)
+    expect(facts.ip).toBe('203.0.113.7')
+    expect(reads).toBe(0)
+    expect([facts.country, facts.asn, facts.country]).toEqual(['NL', 64500, 'NL'])
+    expect(reads).toBe(1)
+  })
+
   it('has no address, country or asn when the request does not carry them', () => {
     const facts = requestFacts(
       new Request('https://example.com/', { headers: { 'x-forwarded-for': '198.51.100.1' } })

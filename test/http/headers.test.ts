@@ -1,3 +1,5 @@
+import fc from 'fast-check'
+import { parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
 import {
   rateLimitHeaders,
@@ -72,6 +74,38 @@ describe('rate-limit headers', () => {
     ['none', []],
   ] as const)('mode %s sends only its family', (mode, names) => {
     expect(rateLimitHeaders(both, NOW, mode).map(([name]) => name)).toEqual(names)
+  })
+
+  it('writes RateLimit and RateLimit-Policy that parse back to what was decided, for any rule id and counts', () => {
+    const ruleIds = fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,20}$/)
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(
+          fc.record({
+            id: ruleIds,
+            remaining: fc.nat({ max: 10 ** 12 }),
+            resetInMs: fc.nat({ max: 10 ** 12 }),
+          }),
+          { minLength: 1, maxLength: 4, selector: ({ id }) => id }
+        ),
+        (rules) => {
+          const decisions = rules.map(({ id, remaining, resetInMs }) => ({
+            check: { ...check(perIp), rule: { ...perIp, id } },
+            decision: decision({ remaining, resetAtMs: NOW + resetInMs }),
+          }))
+          const headers = Object.fromEntries(rateLimitHeaders(decisions, NOW, 'ietf'))
+          const limits = parseList(headers.RateLimit!)
+          const policies = parseList(headers['RateLimit-Policy']!)
+          rules.forEach(({ id, remaining, resetInMs }, i) => {
+            expect(limits[i]![0]).toBe(id)
+            expect(limits[i]![1].get('r')).toBe(remaining)
+            expect(limits[i]![1].get('t')).toBe(Math.ceil(resetInMs / 1000))
+            expect(policies[i]![0]).toBe(id)
+            expect(policies[i]![1].get('q')).toBe(100)
+          })
+        }
+      )
+    )
   })
 
   it('sends nothing without decisions', () => {

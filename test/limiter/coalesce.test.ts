@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest'
 import type { Policy } from '../../src/algorithms'
 import { LimiterUnavailableError } from '../../src/errors'
 import { charge, type ChargeCall, type LimiterNamespace } from '../../src/limiter/client'
-import { Coalescer } from '../../src/limiter/coalesce'
+import { Coalescer, MAX_LINGER_MS } from '../../src/limiter/coalesce'
 import { LimiterIsolate } from '../../src/limiter/isolate'
 
 const window100: Policy = { algorithm: 'sliding-window', limit: 100, periodMs: 3_600_000 }
@@ -44,6 +44,27 @@ describe('coalescing: concurrent requests for one key go as one call', () => {
     expect(results.filter((r) => r.enforced && r.decision.allowed)).toHaveLength(100)
     const calls = isolates.reduce((sum, i) => sum + i.stats.snapshot().durableObjectCalls, 0)
     expect(calls).toBeLessThan(20)
+  })
+
+  it('sends its own call after MAX_LINGER_MS behind a call that has not returned (a far object costs one hop, not two)', async () => {
+    const lingered: number[] = []
+    const isolate = new LimiterIsolate({
+      lanes: new Coalescer(undefined, (ms) => {
+        lingered.push(ms)
+        return Promise.resolve()
+      }),
+    })
+    const first = charge(flaky, call('slow-linger'), 5_000, isolate)
+    const second = charge(flaky, call('slow-linger'), 5_000, isolate)
+    const stub = flaky.getByName('co|slow-linger')
+    // Both calls reach the object while the first is still undecided.
+    await vi.waitFor(async () => expect(await stub.calls()).toBe(2))
+    expect(lingered).toEqual([MAX_LINGER_MS])
+    await stub.proceed()
+    await vi.waitFor(async () => {
+      await stub.proceed()
+      expect((await Promise.all([first, second])).every((r) => r.enforced)).toBe(true)
+    })
   })
 
   it('decides each request of a batch under its own policy (tiers), in order', async () => {
