@@ -56,7 +56,7 @@ describe('coalescing: concurrent requests for one key go as one call', () => {
     })
     const first = charge(flaky, call('slow-linger'), 5_000, isolate)
     const second = charge(flaky, call('slow-linger'), 5_000, isolate)
-    const stub = flaky.getByName('co|slow-linger')
+    const stub = env.FLAKY_LIMITER.getByName('co|slow-linger')
     // Both calls reach the object while the first is still undecided.
     await vi.waitFor(async () => expect(await stub.calls()).toBe(2))
     expect(lingered).toEqual([MAX_LINGER_MS])
