@@ -28,6 +28,11 @@ interface StoredState {
   state: KeyState
   /** When the state is equivalent to none (Unix ms). */
   expiresAtMs: number
+  /**
+   * The cleanup alarm armed when this was written: an instance created after an eviction then
+   * knows its alarm is set and writes none. Absent in records of older versions.
+   */
+  alarmAtMs?: number
 }
 
 /** One request of a batch: what `charge` takes. */
@@ -199,22 +204,30 @@ export class RateLimiterObject extends DurableObject {
   #read(policy: Policy, pending?: { policy: Policy; state: KeyState }): KeyState | undefined {
     const held: Pick<StoredState, 'algorithm' | 'periodMs' | 'state'> | null = pending
       ? { algorithm: pending.policy.algorithm, periodMs: pending.policy.periodMs, ...pending }
-      : (this.#record ??= this.ctx.storage.kv.get<StoredState>(STATE_KEY) ?? null)
+      : (this.#record ??= this.#load())
     return held && held.algorithm === policy.algorithm && held.periodMs === policy.periodMs
       ? held.state
       : undefined
   }
 
+  /** The stored record, first read by this instance: the alarm it names is armed. */
+  #load(): StoredState | null {
+    const stored = this.ctx.storage.kv.get<StoredState>(STATE_KEY) ?? null
+    this.#alarmAtMs ??= stored?.alarmAtMs
+    return stored
+  }
+
   #write(policy: Policy, state: KeyState): void {
+    const expiresAtMs = keyStateExpiresAtMs(state, policy)
     const record: StoredState = {
       algorithm: policy.algorithm,
       periodMs: policy.periodMs,
       state,
-      expiresAtMs: keyStateExpiresAtMs(state, policy),
+      expiresAtMs,
+      alarmAtMs: this.#armAlarm(expiresAtMs, policy.periodMs),
     }
     this.ctx.storage.kv.put<StoredState>(STATE_KEY, record)
     this.#record = record
-    this.#armAlarm(record.expiresAtMs, policy.periodMs)
   }
 
   /** Forgets the key's state. */
@@ -244,8 +257,10 @@ export class RateLimiterObject extends DurableObject {
       this.#record = null
       return
     }
-    this.#record = stored
-    this.#armAlarm(stored.expiresAtMs, stored.periodMs)
+    // Re-armed, and written down, so that an instance created after an eviction knows it.
+    const record = { ...stored, alarmAtMs: this.#armAlarm(stored.expiresAtMs, stored.periodMs) }
+    this.ctx.storage.kv.put<StoredState>(STATE_KEY, record)
+    this.#record = record
   }
 
   /**
@@ -253,13 +268,16 @@ export class RateLimiterObject extends DurableObject {
    * period instead of one per request. An alarm that fires early finds the newer expiry in
    * storage and re-arms. The alarm goes off a little after the expiry, by an offset fixed for
    * each key ({@link alarmJitterMs}), so keys created together do not all clean up at once.
+   *
+   * @returns the alarm armed now (Unix ms)
    */
-  #armAlarm(expiresAtMs: number, periodMs: number): void {
+  #armAlarm(expiresAtMs: number, periodMs: number): number {
     // State that is already idle (e.g. every slot released) is deleted by an alarm right away.
     const atMs = Math.max(expiresAtMs + alarmJitterMs(this.#name(), periodMs), Date.now() + 1)
-    if (this.#alarmAtMs !== undefined && this.#alarmAtMs <= atMs) return
+    if (this.#alarmAtMs !== undefined && this.#alarmAtMs <= atMs) return this.#alarmAtMs
     this.#alarmAtMs = atMs
     void this.ctx.storage.setAlarm(atMs)
+    return atMs
   }
 
   #name(): string {

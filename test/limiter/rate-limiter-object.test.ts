@@ -3,7 +3,7 @@ import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it, vi } from 'vitest'
 import type { Policy } from '../../src/algorithms'
 import { alarmJitterMs, MAX_ALARM_JITTER_MS } from '../../src/limiter/alarm-jitter'
-import type { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
+import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
 
 const hourly: Policy = { algorithm: 'sliding-window', limit: 100, periodMs: 3_600_000 }
 const bucket: Policy = { algorithm: 'token-bucket', limit: 100, periodMs: 3_600_000, burst: 100 }
@@ -37,6 +37,26 @@ describe('RateLimiterObject', () => {
     })
     const alarm = await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())
     expect(alarm).toBe(decision.resetAtMs + alarmJitterMs('stores', hourly.periodMs))
+  })
+
+  it('arms no second alarm in an instance created after an eviction: the record names the one set', async () => {
+    const stub = env.LIMITER.getByName('evicted')
+    const first = await stub.charge(hourly, 1)
+    const armedAtMs = first.resetAtMs + alarmJitterMs('evicted', hourly.periodMs)
+    const result = await runInDurableObject(stub, (_instance, state) => {
+      // A fresh instance over the same storage: what the runtime builds after an eviction.
+      const fresh = new RateLimiterObject(state, env)
+      const alarm = vi.spyOn(state.storage, 'setAlarm')
+      try {
+        const decision = fresh.charge(hourly, 1)
+        return { remaining: decision.remaining, alarms: alarm.mock.calls.length }
+      } finally {
+        vi.restoreAllMocks()
+      }
+    })
+    expect(result).toEqual({ remaining: 98, alarms: 0 })
+    expect(await storedState(stub)).toMatchObject({ alarmAtMs: armedAtMs })
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBe(armedAtMs)
   })
 
   it('does not write on a denied request', async () => {
