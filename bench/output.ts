@@ -40,7 +40,10 @@ export async function writeReport(
     "\nx bare = req/s over the same rep's bare req/s (median; each rep after it); +p50/+p99 = latency added over bare;"
   )
   console.log(
-    'CPU ms/req = workerd CPU (Worker and objects) per request; DO calls/req = calls through the Durable Object binding, counted outside the limiter ("own" = its /__ratelimit/stats).'
+    'CPU ms/req = workerd CPU (Worker and objects) per request; DO calls/req = calls through the Durable Object binding, counted outside the limiter ("own" = its /__ratelimit/stats);'
+  )
+  console.log(
+    'objects/req = limiter objects constructed per request: new keys, or objects workerd evicted after 10 s idle (then every call re-creates its object).'
   )
   const detailed = (kind: string, keys: string[]) => {
     const rows = records.filter((r) => kindOf(r.scenario) === kind && r.target !== 'bare')

@@ -25,6 +25,8 @@ export interface Summary {
   cpuMsPerRequest: number
   durableObjectCallsPerRequest: number
   ownDurableObjectCallsPerRequest?: number
+  /** Limiter objects constructed per request: new keys, or objects evicted while idle. */
+  objectsStartedPerRequest: number
   non2xxShare: number
   errors: number
   alarms: number
@@ -87,6 +89,7 @@ export function summarise(records: RunRecord[]): Summary[] {
       ...(runs.every((r) => m(r).ownDurableObjectCallsPerRequest !== undefined)
         ? { ownDurableObjectCallsPerRequest: pick((r) => m(r).ownDurableObjectCallsPerRequest!) }
         : {}),
+      objectsStartedPerRequest: pick((r) => m(r).objectsStartedPerRequest ?? 0),
       non2xxShare: pick((r) => (m(r).requests > 0 ? m(r).non2xx / m(r).requests : 0)),
       errors: pick((r) => m(r).errors),
       alarms: pick((r) => m(r).alarms),
@@ -109,6 +112,7 @@ function empty(record: RunRecord): Summary {
     p99Ms: nan,
     cpuMsPerRequest: nan,
     durableObjectCallsPerRequest: nan,
+    objectsStartedPerRequest: nan,
     non2xxShare: nan,
     errors: nan,
     alarms: nan,
@@ -127,6 +131,7 @@ export function formatSummaryTable(summaries: Summary[]): string {
     '+p99 ms',
     'CPU ms/req',
     'DO calls/req',
+    'objects/req',
     'non-2xx',
     'errors',
     'alarms',
@@ -144,6 +149,7 @@ export function formatSummaryTable(summaries: Summary[]): string {
           signed(s.addedP99Ms),
           s.cpuMsPerRequest.toFixed(3),
           doCalls(s),
+          s.objectsStartedPerRequest.toFixed(3),
           `${(s.non2xxShare * 100).toFixed(1)}%`,
           String(s.errors),
           String(s.alarms),
