@@ -9,7 +9,7 @@ import { keyHash } from './key-hash'
 
 /** What a data point records as `blob2`. */
 export type MetricOutcome =
-  'allowed' | 'limited' | 'shadow-limited' | 'near-limit' | 'fail-open' | 'fail-closed'
+  'allowed' | 'limited' | 'shadow-limited' | 'degraded' | 'near-limit' | 'fail-open' | 'fail-closed'
 
 /** Where a decision was taken (`blob3`). */
 export type DecidedWhere = 'local' | 'durable-object'

@@ -10,6 +10,7 @@ import { minuteOf } from '../live'
 import { announce, burstsLimits, crossesNearLimit, type Alert } from './alerts'
 import { writeMetrics, type MetricEvent } from './analytics'
 import type { Charged } from './charge'
+import type { RuleDecision } from './headers'
 import { waitUntil } from './context'
 import { flushDue, flushLive, liveTally } from './live'
 import { readSettings } from './settings'
@@ -22,8 +23,14 @@ import type { LimiterEnv } from './wiring'
  * @param c - the request's context
  * @param checks - the plan's checks (to find the rules that failed open)
  * @param charged - what charging them gave
+ * @param degradedBy - the degrading rule's check, when the request was degraded, not refused
  */
-export function observe(c: Context<LimiterEnv>, checks: readonly Check[], charged: Charged): void {
+export function observe(
+  c: Context<LimiterEnv>,
+  checks: readonly Check[],
+  charged: Charged,
+  degradedBy?: Check
+): void {
   const env = c.env
   const settings = readSettings(env)
   if (settings.metrics === 'off') return
@@ -31,7 +38,7 @@ export function observe(c: Context<LimiterEnv>, checks: readonly Check[], charge
   const live = env?.LIMITER_STATS !== undefined
   const events: MetricEvent[] = []
   const alerts: Alert[] = []
-  for (const { check, decision } of charged.decisions) {
+  for (const { check, decision } of perRule(charged.decisions)) {
     const { rule } = check
     if (decision.allowed) {
       events.push({ check, decision, outcome: 'allowed' })
@@ -42,11 +49,17 @@ export function observe(c: Context<LimiterEnv>, checks: readonly Check[], charge
       }
       continue
     }
-    events.push({ check, decision, outcome: check.shadow ? 'shadow-limited' : 'limited' })
     if (check.shadow) {
+      events.push({ check, decision, outcome: 'shadow-limited' })
       if (live) liveTally.count(rule.id, 'shadowLimited', nowMs)
       continue
     }
+    if (degradedBy) {
+      events.push({ check, decision, outcome: 'degraded' })
+      if (live) liveTally.count(rule.id, 'degraded', nowMs)
+      continue
+    }
+    events.push({ check, decision, outcome: 'limited' })
     if (live) {
       liveTally.count(rule.id, 'limited', nowMs)
       liveTally.limited(rule.id, check.key, !rule.showKeys, nowMs + decision.retryAfterMs, nowMs)
@@ -67,4 +80,16 @@ export function observe(c: Context<LimiterEnv>, checks: readonly Check[], charge
   }
   for (const alert of alerts) waitUntil(c, announce(alert, settings.alertWebhookUrl))
   if (live && flushDue(nowMs, settings.liveFlushMs)) waitUntil(c, flushLive(env.LIMITER_STATS!))
+}
+
+/**
+ * One decision per rule: a `maxInFlight` slot is part of its rule's decision, and stands for it
+ * only when it alone refused the request.
+ */
+function perRule(decisions: readonly RuleDecision[]): RuleDecision[] {
+  return decisions.flatMap((item) => {
+    if (item.check.inFlight) return []
+    const slot = decisions.find(({ check }) => check.inFlight && check.rule === item.check.rule)
+    return slot && !slot.decision.allowed && item.decision.allowed ? [slot] : [item]
+  })
 }

@@ -14,7 +14,9 @@ import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
 import { observe } from './observe'
-import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
+import { countResponse } from './count-on'
+import { degradation, degradedRequest, DEGRADED_HEADER, withoutDegradeHeaders } from './degrade'
+import { rateLimitHeaders, retryHeaders, type HeaderEntry, type RuleDecision } from './headers'
 import {
   forbidden,
   queueTimeout,
@@ -34,6 +36,11 @@ export interface RateLimitState {
   decisions: RuleDecision[]
   /** Rules that matched but could not be enforced (their Durable Object failed open). */
   unenforced: string[]
+  /**
+   * The rule whose `action: "degrade"` sent the request on to a lighter answer (`c.req.raw` is
+   * then the degraded request), if one did.
+   */
+  degradedBy?: string
 }
 
 declare module 'hono' {
@@ -101,6 +108,8 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     const headerMode = options.headers ?? settings.headers
     const timeoutMs = options.timeoutMs ?? settings.limiterTimeoutMs
     const ruleSet = await source.get(rulesContext(c, settings))
+    // The origin trusts the degradation headers: only the limiter may write them.
+    c.req.raw = withoutDegradeHeaders(c.req.raw)
     let plan: Plan
     try {
       // A path with a control character is refused here, whatever the rules: never forwarded.
@@ -139,30 +148,31 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
       )
     }
     const charged = await chargeAll(namespace, plan.checks, timeoutMs)
-    observe(c, plan.checks, charged)
     const { decisions, unenforced, failedClosed } = charged
-    const release = () => releaseSlots(namespace, decisions, timeoutMs)
+    const releaseAll = () => releaseSlots(namespace, decisions, timeoutMs)
+    const denied = refusals(decisions)
+    const degradedBy = denied.length > 0 ? degradation(denied) : undefined
+    observe(c, plan.checks, charged, degradedBy)
     if (failedClosed.length > 0) {
-      waitUntil(c, release())
+      waitUntil(c, releaseAll())
       return unavailable(failedClosed)
     }
-    c.set('rateLimit', { decisions, unenforced })
-    const shown = ruleSet.shadowHeaders ? decisions : decisions.filter(({ check }) => !check.shadow)
-    const headers = rateLimitHeaders(shown, Date.now(), headerMode)
-    if (unenforced.length > 0) headers.push([UNENFORCED_HEADER, unenforced.join(', ')])
-
-    const denied: RuleDecision[] = []
-    for (const item of decisions) {
-      if (item.decision.allowed) continue
-      if (!item.check.shadow) denied.push(item)
-      else
-        log('warn', 'rate-limit-would-deny', {
-          rule: item.check.rule.id,
-          retryAfterMs: item.decision.retryAfterMs,
-        })
+    c.set('rateLimit', {
+      decisions,
+      unenforced,
+      ...(degradedBy ? { degradedBy: degradedBy.rule.id } : {}),
+    })
+    const headersFor = (items: readonly RuleDecision[]) => {
+      const visible = items.filter(({ check }) => !check.inFlight)
+      const shown = ruleSet.shadowHeaders ? visible : visible.filter(({ check }) => !check.shadow)
+      const headers = rateLimitHeaders(shown, Date.now(), headerMode)
+      if (unenforced.length > 0) headers.push([UNENFORCED_HEADER, unenforced.join(', ')])
+      return headers
     }
-    if (denied.length > 0) {
-      waitUntil(c, release())
+
+    if (denied.length > 0 && !degradedBy) {
+      waitUntil(c, releaseAll())
+      const headers = headersFor(decisions)
       const waitedOut = denied.filter(({ decision }) => decision.timedOut)
       if (waitedOut.length === denied.length) return withHeaders(queueTimeout(waitedOut), headers)
       const retryAfterMs = Math.max(...denied.map(({ decision }) => decision.retryAfterMs))
@@ -171,14 +181,19 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
         : tooManyRequests(denied, retryAfterMs)
       return withHeaders(response, [...headers, ...retryHeaders(retryAfterMs)])
     }
+    if (degradedBy) {
+      log('warn', 'rate-limit-degraded', { rule: degradedBy.rule.id, key: degradedBy.key })
+      c.req.raw = degradedRequest(c.req.raw, degradedBy)
+    }
 
     const delayMs = Math.max(
       0,
       ...decisions.map(({ check, decision }) => (check.shadow ? 0 : (decision.delayMs ?? 0)))
     )
+    const extra: HeaderEntry[] = degradedBy ? [[DEGRADED_HEADER, degradedBy.rule.id]] : []
     if (delayMs > 0) {
       // A leaky-bucket shaper admitted the request for a later slot: hold it until then.
-      headers.push([DELAY_HEADER, String(delayMs)])
+      extra.push([DELAY_HEADER, String(delayMs)])
       log('warn', 'rate-limit-shaped', {
         delayMs,
         rules: decisions.filter((d) => d.decision.delayMs).map((d) => d.check.rule.id),
@@ -187,16 +202,42 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     }
 
     await next()
-    // Concurrency slots are held until the origin's response body has been sent (or failed).
-    const holdsSlots = decisions.some(({ decision }) => decision.leaseId !== undefined)
-    const withOurs = withHeaders(c.res, headers)
-    const response = holdsSlots
-      ? releaseWhenDone(withOurs, release, (p) => waitUntil(c, p))
-      : withOurs
+    // Rules that count responses are charged now; their headers show the charge.
+    const counting = decisions.some(({ check }) => check.deferred)
+    const counted = counting ? countResponse(namespace, decisions, c.res, timeoutMs) : undefined
+    if (counted) waitUntil(c, counted.done)
+    const headers = [...headersFor(counted?.decisions ?? decisions), ...extra]
+    // Concurrency slots are held until the origin's response body has been sent (or failed);
+    // `maxInFlight` slots until the response is charged (above).
+    const slots = decisions.filter(({ check, decision }) => decision.leaseId && !check.inFlight)
+    const withOurs = withHeaders(c.res, headers, counted?.internalHeaders)
+    const response =
+      slots.length > 0
+        ? releaseWhenDone(
+            withOurs,
+            () => releaseSlots(namespace, slots, timeoutMs),
+            (p) => waitUntil(c, p)
+          )
+        : withOurs
     // Hono's setter would copy the old response's headers over ours; clearing it first prevents that.
     c.res = undefined
     c.res = response
   })
+}
+
+/** The decisions that refuse the request; a rule in shadow only logs that it would. */
+function refusals(decisions: readonly RuleDecision[]): RuleDecision[] {
+  const denied: RuleDecision[] = []
+  for (const item of decisions) {
+    if (item.decision.allowed) continue
+    if (!item.check.shadow) denied.push(item)
+    else
+      log('warn', 'rate-limit-would-deny', {
+        rule: item.check.rule.id,
+        retryAfterMs: item.decision.retryAfterMs,
+      })
+  }
+  return denied
 }
 
 /** One JSON log line. */

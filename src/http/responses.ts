@@ -59,11 +59,21 @@ const LIST_FIELDS = new Set(['ratelimit', 'ratelimit-policy'])
  * re-wrapped (the body still streams). The limiter's legacy `X-RateLimit-*` values replace an
  * origin's; its `RateLimit` and `RateLimit-Policy` items are appended to an origin's, so a client
  * sees both policies. A WebSocket upgrade cannot be re-wrapped and is left as it is.
+ *
+ * @param response - the response to add to
+ * @param headers - the limiter's headers
+ * @param drop - headers of the origin's meant for the limiter only (a `countOn` cost header)
  */
-export function withHeaders(response: Response, headers: readonly HeaderEntry[]): Response {
-  if (headers.length === 0 || response.status === 101 || response.webSocket) return response
+export function withHeaders(
+  response: Response,
+  headers: readonly HeaderEntry[],
+  drop: readonly string[] = []
+): Response {
+  if (headers.length === 0 && drop.length === 0) return response
+  if (response.status === 101 || response.webSocket) return response
   const copy = new Response(response.body, response)
   const copied = copy.headers
+  for (const name of drop) copied.delete(name)
   for (const [name, value] of headers) {
     if (LIST_FIELDS.has(name.toLowerCase())) copied.append(name, value)
     else copied.set(name, value)

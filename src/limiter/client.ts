@@ -35,6 +35,11 @@ export interface ChargeCall {
   failMode: FailMode
   /** `leased`: decided from units this isolate reserved in advance (`leases.ts`). */
   consistency?: 'exact' | 'leased'
+  /**
+   * Charged later (a rule counting responses): now the key is only checked, and charged only
+   * if it refuses (`gate`).
+   */
+  deferred?: boolean
 }
 
 /** The key a call names, for a look or a reset. */
@@ -78,6 +83,16 @@ export async function charge(
 ): Promise<ChargeResult> {
   if (call.consistency === 'leased') return isolateLeases().charge(namespace, call, timeoutMs)
   const { policy, cost, rule } = call
+  if (call.deferred)
+    return chargeWith(isolate, call, timeoutMs, async () => {
+      const name = await nameOf(call)
+      const sentAtMs = Date.now()
+      const decision = await withRetry(() =>
+        counted(isolate, rule.id, () => stubOf(namespace, rule, name).gate(policy, cost))
+      )
+      isolate.blocks.note(identity(rule, name), policy, cost, decision, sentAtMs)
+      return { decision, local: false }
+    })
   if (policy.algorithm === 'concurrency')
     return chargeWith(isolate, call, timeoutMs + policy.maxWaitMs, async () => {
       const name = await nameOf(call)

@@ -14,6 +14,7 @@ import {
   type KeyState,
   type Policy,
 } from '../algorithms'
+import { gateKey } from '../algorithms/gate'
 import { refundKey } from '../algorithms/refund'
 import { reserveKey, type LeasablePolicy } from '../algorithms/reserve'
 import type { Decision } from '../types'
@@ -87,6 +88,21 @@ export class RateLimiterObject extends DurableObject {
     // No await between the read and the write: the input gate makes this atomic per key.
     const current = this.#read(policy)
     const { state, decision } = chargeKey(current, policy, nowMs, cost)
+    if (state !== undefined && state !== current) this.#write(policy, state)
+    return decision
+  }
+
+  /**
+   * Whether a request of `cost` fits, charging only a refusal (see `algorithms/gate.ts`): the
+   * check a rule counting responses makes before the origin.
+   *
+   * @param policy - the limit to apply
+   * @param cost - units the request would take
+   */
+  gate(policy: Policy, cost: number): Decision {
+    const nowMs = Date.now()
+    const current = this.#read(policy)
+    const { state, decision } = gateKey(current, policy, nowMs, cost)
     if (state !== undefined && state !== current) this.#write(policy, state)
     return decision
   }

@@ -5,7 +5,7 @@
  * the time comes in as `nowMs`.
  */
 import { SpaceSaving } from './sketch'
-import { minuteOf, SKETCH_SLOTS } from './tally'
+import { minuteOf, noCounts, OUTCOMES, SKETCH_SLOTS } from './tally'
 import type { LimitedKey, LiveView, MinuteBatch, RuleCounts, RuleSeries, TopLimited } from './types'
 
 /** How many minutes the view covers, the current one included. */
@@ -75,8 +75,8 @@ export class LiveStore {
         const series = (rules[id] ??= emptySeries(first))
         const entry = series.minutes[(start - first) / MINUTE_MS]!
         for (const outcome of OUTCOMES) {
-          entry[outcome] += counts[outcome]
-          series[outcome] += counts[outcome]
+          entry[outcome] += counts[outcome] ?? 0
+          series[outcome] += counts[outcome] ?? 0
         }
       }
       for (const item of minute.limited) {
@@ -102,8 +102,6 @@ export class LiveStore {
   }
 }
 
-const OUTCOMES = ['allowed', 'limited', 'shadowLimited'] as const
-
 /** The first and last minute of the window ending at `nowMs`. */
 function window(nowMs: number): { first: number; last: number } {
   const last = minuteOf(nowMs)
@@ -112,14 +110,10 @@ function window(nowMs: number): { first: number; last: number } {
 
 function emptySeries(first: number): RuleSeries {
   return {
-    allowed: 0,
-    limited: 0,
-    shadowLimited: 0,
+    ...noCounts(),
     minutes: Array.from({ length: WINDOW_MINUTES }, (_, i) => ({
       minute: first + i * MINUTE_MS,
-      allowed: 0,
-      limited: 0,
-      shadowLimited: 0,
+      ...noCounts(),
     })),
   }
 }
@@ -129,8 +123,9 @@ function merge(stored: MinuteBatch | undefined, incoming: MinuteBatch): MinuteBa
   if (!stored) return { ...incoming, limited: incoming.limited.slice(0, SKETCH_SLOTS) }
   const rules: Record<string, RuleCounts> = { ...stored.rules }
   for (const [id, counts] of Object.entries(incoming.rules)) {
-    const sum = { ...(rules[id] ?? { allowed: 0, limited: 0, shadowLimited: 0 }) }
-    for (const outcome of OUTCOMES) sum[outcome] += counts[outcome]
+    const sum = { ...(rules[id] ?? noCounts()) }
+    // A flush from an isolate of an older version has no `degraded`.
+    for (const outcome of OUTCOMES) sum[outcome] += counts[outcome] ?? 0
     rules[id] = sum
   }
   const sketch = new SpaceSaving<number>(SKETCH_SLOTS)

@@ -15,6 +15,14 @@ const KEEP_MINUTES = 60
 
 const MINUTE_MS = 60_000
 
+/** Every count of a rule's {@link RuleCounts}, in the order they are shown. */
+export const OUTCOMES = ['allowed', 'limited', 'shadowLimited', 'degraded'] as const
+
+/** Counts of nothing yet. */
+export function noCounts(): RuleCounts {
+  return { allowed: 0, limited: 0, shadowLimited: 0, degraded: 0 }
+}
+
 /** A limited key as counted: raw, with whether it must be hashed before it leaves the isolate. */
 export interface TalliedKey extends LimitedKey {
   hide: boolean
@@ -53,7 +61,7 @@ export class LiveTally {
   count(rule: string, outcome: Outcome, nowMs: number): void {
     const minute = this.#minute(nowMs)
     let counts = minute.rules.get(rule)
-    if (!counts) minute.rules.set(rule, (counts = { allowed: 0, limited: 0, shadowLimited: 0 }))
+    if (!counts) minute.rules.set(rule, (counts = noCounts()))
     counts[outcome]++
   }
 

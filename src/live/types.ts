@@ -12,7 +12,10 @@ export interface RuleCounts {
   limited: number
   /** Would have been refused by a rule in shadow, and were let through. */
   shadowLimited: number
+  /** Over the limit of a rule with `action: "degrade"`, and served the lighter answer. */
+  degraded: number
 }
+
 
 /** Which of {@link RuleCounts} a decision adds to. */
 export type Outcome = keyof RuleCounts

@@ -4,6 +4,8 @@
  */
 import type { Policy } from '../algorithms'
 import { compileCost } from './cost'
+import { compileCountOn } from './count-on'
+import type { Degrade } from './degrade'
 import { formatDuration } from './duration'
 import { compileField } from './fields'
 import { compileGlob } from './glob'
@@ -50,7 +52,14 @@ export function compileRule(input: RuleInput, jurisdiction?: Jurisdiction): Rule
     paths: Object.freeze(input.match?.path === undefined ? [] : toList(input.match.path)),
     consistency: input.consistency,
     ...(placement ? { placement } : {}),
+    ...(input.countOn ? { countOn: compileCountOn(input.countOn, input.maxInFlight) } : {}),
+    ...(input.action === 'degrade' ? { degrade: compileDegrade(input.degradeTo) } : {}),
   })
+}
+
+/** Where a limited request of a degrading rule goes: another path, or the same one marked. */
+function compileDegrade(to: string | undefined): Degrade {
+  return to !== undefined ? Object.freeze({ to }) : Object.freeze({ header: true as const })
 }
 
 /** The policy as the Durable Object runs it (durations in ms, defaults filled in). */

@@ -4,6 +4,7 @@
  */
 import { MAX_SLIDING_LOG_LIMIT } from '../algorithms'
 import { LEASABLE_ALGORITHMS } from '../algorithms/reserve'
+import { actionProblems } from './cross-check-actions'
 import { foldHeaderName, foldQueryName } from './fields'
 import type { RuleInput } from './schema'
 
@@ -69,6 +70,7 @@ export function crossCheck(rules: RuleInput[]): string[] {
       problems.push(
         `${at}.cost.default: ${rule.cost.default} must be at most max (${rule.cost.max})`
       )
+    problems.push(...actionProblems(rule, at))
     rule.replaces?.forEach((id, i) => {
       if (id === rule.id) problems.push(`${at}.replaces[${i}]: a rule cannot replace itself`)
       else if (!firstIndex.has(id))

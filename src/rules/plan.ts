@@ -30,6 +30,14 @@ export interface Check {
   failMode: FailMode
   /** The rule's: asked of the key's object per request (absent: `exact`), or spent from a lease. */
   consistency?: 'exact' | 'leased'
+  /** The rule counts responses (`countOn`): the key is only checked now, charged after. */
+  deferred?: boolean
+  /**
+   * The rule's `maxInFlight` slot for this key (a concurrency check on `<key>|@in-flight`: no
+   * key value holds an unescaped "@", so no client can name it), held
+   * until the response is charged. Not shown in headers: the rule's own check is.
+   */
+  inFlight?: boolean
 }
 
 /** A rule whose `match` holds for the request but that is not charged, and why. */
@@ -104,7 +112,28 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
       ? tierPolicy(rule.policy, rule.tiers, rule.explicitBurst, facts)
       : rule.policy
     const failMode = shadow ? 'open' : rule.failMode
-    checks.push({ rule, policy, key, cost, shadow, failMode, consistency: rule.consistency })
+    const check: Check = {
+      rule,
+      policy,
+      key,
+      cost,
+      shadow,
+      failMode,
+      consistency: rule.consistency,
+    }
+    if (rule.countOn) check.deferred = true
+    checks.push(check)
+    const inFlight = rule.countOn?.inFlight
+    if (inFlight)
+      checks.push({
+        rule,
+        policy: inFlight,
+        key: `${key}|@in-flight`,
+        cost: 1,
+        shadow,
+        failMode,
+        inFlight: true,
+      })
   }
   const plan: Plan = { action: 'limit', checks, skipped }
   if (denied !== undefined) plan.wouldDeny = denied

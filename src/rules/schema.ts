@@ -6,6 +6,8 @@
 import * as v from 'valibot'
 import { MAX_SLIDING_LOG_LIMIT } from '../algorithms'
 import { CostSchema } from './cost'
+import { CountOnSchema, MaxInFlightSchema } from './count-on'
+import { ActionSchema, DegradeHeaderSchema, DegradeToSchema } from './degrade'
 import { JwtSchema } from './jwt'
 import { KeyPartSchema } from './key'
 import { ListsSchema } from './lists'
@@ -146,6 +148,11 @@ const common = {
   ),
   locationHint: v.optional(LocationHintSchema),
   jurisdiction: v.optional(JurisdictionSchema),
+  countOn: v.optional(CountOnSchema),
+  maxInFlight: v.optional(MaxInFlightSchema),
+  action: v.optional(ActionSchema, 'reject'),
+  degradeTo: v.optional(DegradeToSchema),
+  degradeHeader: v.optional(DegradeHeaderSchema),
 }
 
 // A concurrency limit counts requests in flight, not per period.

@@ -6,6 +6,8 @@
 import type { Policy } from '../algorithms'
 import type { FailMode, Jurisdiction, Placement } from '../types'
 import type { Cost } from './cost'
+import type { CountOn } from './count-on'
+import type { Degrade } from './degrade'
 import type { EnvoyDomains } from './envoy'
 import type { Field } from './fields'
 import type { Glob } from './glob'
@@ -66,6 +68,10 @@ export interface Rule {
   consistency: 'exact' | 'leased'
   /** Where its Durable Objects live, if the rule or the document says. */
   placement?: Placement
+  /** Counts matching responses after the origin instead of every request before it. */
+  countOn?: CountOn
+  /** `action: "degrade"`: where a limited request goes instead of a 429. */
+  degrade?: Degrade
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */

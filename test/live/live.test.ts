@@ -58,12 +58,12 @@ describe('LiveTally', () => {
     expect(tally.take()).toEqual([
       {
         minute: T0,
-        rules: { r: { allowed: 1, limited: 1, shadowLimited: 0 } },
+        rules: { r: { allowed: 1, limited: 1, shadowLimited: 0, degraded: 0 } },
         limited: [{ rule: 'r', key: 'r|1.2.3.4', count: 1, retryAtMs: T0 + 5000, hide: false }],
       },
       {
         minute: T0 + MIN,
-        rules: { r: { allowed: 0, limited: 0, shadowLimited: 1 } },
+        rules: { r: { allowed: 0, limited: 0, shadowLimited: 1, degraded: 0 } },
         limited: [],
       },
     ])
@@ -79,7 +79,8 @@ describe('LiveTally', () => {
   })
 })
 
-const counts = (allowed: number, limited = 0, shadowLimited = 0) => ({
+const counts = (allowed: number, limited = 0, shadowLimited = 0, degraded = 0) => ({
+  degraded,
   allowed,
   limited,
   shadowLimited,
