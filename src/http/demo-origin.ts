@@ -7,13 +7,15 @@
 /**
  * Answers with JSON describing the request: method, path, query, headers and the body's
  * length and text. `?status=<code>` picks the status, for trying error pass-through. A
- * WebSocket upgrade gets a socket that echoes every message back.
+ * WebSocket upgrade gets a socket that echoes every message back; `POST /login` is a stand-in
+ * login (see {@link DEMO_PASSWORD}).
  *
  * @param request - the forwarded request
  */
 export async function demoOrigin(request: Request): Promise<Response> {
   if (request.headers.get('upgrade')?.toLowerCase() === 'websocket') return echoSocket()
   const url = new URL(request.url)
+  if (url.pathname === '/login' && request.method === 'POST') return demoLogin(request)
   const body = request.body ? await request.text() : ''
   const status = Number(url.searchParams.get('status') ?? 200)
   const payload = {
@@ -31,6 +33,21 @@ export async function demoOrigin(request: Request): Promise<Response> {
     status: code,
     headers: { 'content-type': 'application/json', 'x-demo-origin': '1' },
   })
+}
+
+/** The password every account of the demo login takes. */
+export const DEMO_PASSWORD = 'open-sesame'
+
+/**
+ * A stand-in login (`POST /login`): 200 when `X-Password` is {@link DEMO_PASSWORD}, 401
+ * otherwise, for trying a rule that counts failed logins only (`countOn`).
+ */
+function demoLogin(request: Request): Response {
+  const ok = request.headers.get('x-password') === DEMO_PASSWORD
+  return Response.json(
+    { origin: 'demo', login: ok ? 'ok' : 'failed', account: request.headers.get('x-account') },
+    { status: ok ? 200 : 401 }
+  )
 }
 
 /** A WebSocket that sends each message back, and closes when the client does. */

@@ -16,7 +16,6 @@ export interface RuleCounts {
   degraded: number
 }
 
-
 /** Which of {@link RuleCounts} a decision adds to. */
 export type Outcome = keyof RuleCounts
 

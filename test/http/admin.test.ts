@@ -60,7 +60,11 @@ describe('admin API', () => {
       document: { rules: { id: string }[] }
     }
     expect(body.source).toBe('rules.json')
-    expect(body.document.rules.map((r) => r.id)).toEqual(['api-per-ip', 'api-key-burst'])
+    expect(body.document.rules.map((r) => r.id)).toEqual([
+      'api-per-ip',
+      'api-key-burst',
+      'login-failures',
+    ])
   })
 
   it('PUT /rules validates, writes KV, and is in force in this isolate at once', async () => {

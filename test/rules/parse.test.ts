@@ -16,7 +16,11 @@ const rule = (fields: Record<string, unknown>) => ({
 describe('parseRules', () => {
   it('accepts the bundled rules.json', () => {
     const ruleSet = parseRules(bundled, 'rules.json')
-    expect(ruleSet.rules.map((r) => r.id)).toEqual(['api-per-ip', 'api-key-burst'])
+    expect(ruleSet.rules.map((r) => r.id)).toEqual([
+      'api-per-ip',
+      'api-key-burst',
+      'login-failures',
+    ])
   })
 
   it("accepts the issue's example and compiles policies", () => {

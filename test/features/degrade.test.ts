@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest'
+import { client, parseRateLimit, rules } from '../support/http'
+
+type Echo = { path: string; query: Record<string, string>; headers: Record<string, string> }
+
+/** An Analytics Engine dataset that keeps what is written (local runs drop real writes). */
+function recordingDataset() {
+  const points: AnalyticsEngineDataPoint[] = []
+  return { points, writeDataPoint: (point: AnalyticsEngineDataPoint) => void points.push(point) }
+}
+
+const search = (fields: Record<string, unknown>) => ({
+  id: 'search',
+  match: { path: '/search' },
+  key: ['ip'],
+  algorithm: 'fixed-window',
+  limit: 2,
+  period: '1h',
+  action: 'degrade',
+  ...fields,
+})
+
+describe('action "degrade": a lighter answer instead of a 429', () => {
+  it('sends requests over the limit to degradeTo, with the original path, and counts them as degraded', async () => {
+    const dataset = recordingDataset()
+    const send = client(
+      { rules: rules(search({ degradeTo: '/search-lite' })) },
+      { RATE_LIMIT_METRICS: dataset }
+    )
+    const init = { ip: '198.51.100.21' }
+    const first = (await (await send('/search?q=a', init)).json()) as Echo
+    expect(first.path).toBe('/search')
+    expect(first.headers['x-ratelimit-degraded']).toBeUndefined()
+    await send('/search?q=b', init)
+    const response = await send('/search?q=c', init)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('X-RateLimit-Degraded')).toBe('search')
+    expect(parseRateLimit(response.headers.get('RateLimit')).search?.r).toBe(0)
+    const echoed = (await response.json()) as Echo
+    expect(echoed.path).toBe('/search-lite')
+    expect(echoed.query).toEqual({ q: 'c' })
+    expect(echoed.headers['x-ratelimit-degraded']).toBe('search')
+    expect(echoed.headers['x-ratelimit-original-path']).toBe('/search')
+    expect(dataset.points.map((p) => p.blobs![1])).toEqual(['allowed', 'allowed', 'degraded'])
+  })
+
+  it('marks the request with X-RateLimit-Degraded for degradeHeader, on the same path', async () => {
+    const send = client({ rules: rules(search({ id: 'search-h', degradeHeader: true })) })
+    const init = { ip: '198.51.100.22' }
+    await send('/search', init)
+    await send('/search', init)
+    const echoed = (await (await send('/search', init)).json()) as Echo
+    expect(echoed.path).toBe('/search')
+    expect(echoed.headers['x-ratelimit-degraded']).toBe('search-h')
+    expect(echoed.headers['x-ratelimit-original-path']).toBeUndefined()
+  })
+
+  it('never forwards degradation headers a client wrote itself', async () => {
+    const send = client({ rules: rules(search({ id: 'search-c', degradeHeader: true })) })
+    const echoed = (await (
+      await send('/search', {
+        ip: '198.51.100.23',
+        headers: { 'X-RateLimit-Degraded': 'forged', 'X-RateLimit-Original-Path': '/admin' },
+      })
+    ).json()) as Echo
+    expect(echoed.headers['x-ratelimit-degraded']).toBeUndefined()
+    expect(echoed.headers['x-ratelimit-original-path']).toBeUndefined()
+  })
+
+  it('refuses with 429 when a rule that rejects is over its limit too', async () => {
+    const send = client({
+      rules: rules(search({ id: 'search-d', degradeHeader: true }), {
+        id: 'search-strict',
+        match: { path: '/search' },
+        key: ['ip'],
+        algorithm: 'fixed-window',
+        limit: 2,
+        period: '1h',
+      }),
+    })
+    const init = { ip: '198.51.100.24' }
+    const statuses = []
+    for (let i = 0; i < 3; i++) statuses.push((await send('/search', init)).status)
+    expect(statuses).toEqual([200, 200, 429])
+  })
+})
