@@ -11,7 +11,13 @@ import {
   type Arrival,
 } from '../../tools/simulate/profile'
 import { accuracyMarkdown, sameDecisionNotes, sameDecisionsAs } from '../../tools/simulate/report'
-import { compileEach, defaultRules, isShaper, runRules } from '../../tools/simulate/run'
+import {
+  compileEach,
+  defaultRules,
+  isShaper,
+  MissingStatusError,
+  runRules,
+} from '../../tools/simulate/run'
 import { CSV_HEADER, perSecond, secondsSpanned, toCsv } from '../../tools/simulate/stats'
 import { parseTrace, TraceError } from '../../tools/simulate/trace'
 import { busiestKeySeries, fullestWindow, worstOvershoot } from '../../tools/simulate/windows'
@@ -122,6 +128,16 @@ describe('trace parsing', () => {
     expect(parseTrace('key,t\nx,5\n', 'trace.csv')).toEqual([{ t: 5, key: 'x', cost: 1 }])
   })
 
+  it('reads the response status a rule counting responses needs, from either format', () => {
+    expect(parseTrace('t,key,status\n5,ann,401\n9,ann,\n', 'trace.csv')).toEqual([
+      { t: 5, key: 'ann', cost: 1, status: 401 },
+      { t: 9, key: 'ann', cost: 1 },
+    ])
+    expect(parseTrace('{"t":5,"key":"ann","status":200}\n', 'trace.jsonl')).toEqual([
+      { t: 5, key: 'ann', cost: 1, status: 200 },
+    ])
+  })
+
   it('reads JSON Lines', () => {
     const text = '{"t":50,"key":"a","cost":3}\n\n{"t":10,"key":"b"}\n'
     expect(parseTrace(text, 'trace.jsonl')).toEqual([
@@ -141,6 +157,8 @@ describe('trace parsing', () => {
     ['{"t":1,"key":""}\n', 'trace.csv:1: "key" must be a non-empty string'],
     ['{"t":1,"key":"a","cost":1.5}\n', 'trace.csv:1: "cost" must be a whole number'],
     ['\n\n', 'trace.csv: the trace has no requests'],
+    ['t,key,status\n1,a,99\n', 'trace.csv:2: "status" must be an HTTP status from 100 to 599'],
+    ['{"t":1,"key":"a","status":"401"}\n', 'trace.csv:1: "status" must be an HTTP status'],
   ])('rejects %j with the line number', (text, message) => {
     expect(() => parseTrace(text, 'trace.csv')).toThrow(TraceError)
     expect(() => parseTrace(text, 'trace.csv')).toThrow(message)
@@ -274,6 +292,52 @@ describe('running rules', () => {
         { id: 'y', ...perIp! },
       ])
     ).toEqual([undefined, undefined, 'x'])
+  })
+})
+
+describe('rules counting responses (countOn) on a trace', () => {
+  const lockout = {
+    id: 'login-failures',
+    key: ['header:x-account'],
+    algorithm: 'sliding-window',
+    limit: 3,
+    period: '1m',
+    penalty: '15m',
+    countOn: { status: [401] },
+  }
+
+  it('counts failed attempts only, and locks the key once they are over the limit', () => {
+    const statuses = [200, 401, 401, 200, 401, 200, 401, 200]
+    const arrivals: Arrival[] = statuses.map((status, i) => ({
+      t: i * 1000,
+      key: 'ann',
+      cost: 1,
+      status,
+    }))
+    // Later, inside the lock but past the window: still refused; after the lock: allowed.
+    arrivals.push({ t: 5 * 60_000, key: 'ann', cost: 1, status: 200 })
+    arrivals.push({ t: 6_000 + 15 * 60_000 + 1, key: 'ann', cost: 1, status: 200 })
+    const [outcome] = runRules(arrivals, rules(lockout))
+    expect(outcome!.allowed).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      true,
+    ])
+  })
+
+  it('needs a status for every request', () => {
+    const arrivals: Arrival[] = [{ t: 0, key: 'ann', cost: 1 }]
+    expect(() => runRules(arrivals, rules(lockout))).toThrow(MissingStatusError)
+    expect(() => runRules(arrivals, rules(lockout))).toThrow(
+      'rule login-failures counts responses (countOn): give every request of the trace a "status"'
+    )
   })
 })
 

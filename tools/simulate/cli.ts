@@ -22,6 +22,7 @@ import {
   defaultRules,
   isShaper,
   KeyMappingError,
+  MissingStatusError,
   runRules,
   type RuleOutcomes,
 } from './run'
@@ -183,7 +184,7 @@ function writeDecisions(file: string, arrivals: Arrival[], runs: RuleOutcomes[])
 try {
   process.exitCode = main(process.argv.slice(2))
 } catch (error) {
-  const known = [InputError, TraceError, RuleConfigError, KeyMappingError]
+  const known = [InputError, TraceError, RuleConfigError, KeyMappingError, MissingStatusError]
   if (!known.some((kind) => error instanceof kind)) throw error
   const usage = error instanceof InputError && error.showUsage
   console.error(usage ? `${(error as Error).message}\n\n${USAGE}` : (error as Error).message)

@@ -13,6 +13,8 @@ export interface Arrival {
   key: string
   /** Units it takes. */
   cost: number
+  /** The origin's response status, when the trace records it (rules with `countOn` need it). */
+  status?: number
 }
 
 /**

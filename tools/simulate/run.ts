@@ -5,9 +5,10 @@
  * for the decision. Pure: virtual time, no I/O.
  */
 import { chargeKey, type KeyState } from '../../src/algorithms'
+import { gateKey } from '../../src/algorithms/gate'
 import { RuleConfigError } from '../../src/errors'
 import { limitKey, parseRules, type Rule, type RuleSet } from '../../src/rules'
-import type { RequestFacts } from '../../src/types'
+import type { Decision, RequestFacts } from '../../src/types'
 import type { Arrival } from './profile'
 
 /**
@@ -95,7 +96,7 @@ export function runRules(arrivals: readonly Arrival[], rules: readonly Rule[]): 
   return rules.map((rule) => {
     const states = new Map<string, KeyState | undefined>()
     const out: RuleOutcomes = { rule, keys: [], allowed: [], remaining: [], delayMs: [] }
-    for (const { t, key, cost } of arrivals) {
+    for (const { t, key, cost, status } of arrivals) {
       let requestFacts = facts.get(key)
       if (!requestFacts) facts.set(key, (requestFacts = factsFor(key, rules)))
       const limitKeyValue = limitKey(rule, requestFacts)
@@ -104,12 +105,7 @@ export function runRules(arrivals: readonly Arrival[], rules: readonly Rule[]): 
           `rule ${rule.id}: the trace key ${JSON.stringify(key)} cannot stand for its key ` +
             '(cf:asn needs a whole number)'
         )
-      const { state, decision } = chargeKey(
-        states.get(limitKeyValue),
-        rule.policy,
-        START_MS + t,
-        cost
-      )
+      const { state, decision } = decide(rule, states.get(limitKeyValue), START_MS + t, cost, status)
       states.set(limitKeyValue, state)
       out.keys.push(limitKeyValue)
       out.allowed.push(decision.allowed)
@@ -118,6 +114,35 @@ export function runRules(arrivals: readonly Arrival[], rules: readonly Rule[]): 
     }
     return out
   })
+}
+
+/** Thrown when a rule counts responses and the trace has no status for a request. */
+export class MissingStatusError extends Error {
+  override name = 'MissingStatusError'
+}
+
+/**
+ * One request under one rule, as the Worker takes it: charged at once, or, for a rule that
+ * counts responses (`countOn`), checked first and charged when its response (the trace's
+ * status) counts. A trace has no concurrency, so the race `maxInFlight` bounds does not arise.
+ */
+function decide(
+  rule: Rule,
+  key: KeyState | undefined,
+  nowMs: number,
+  cost: number,
+  status: number | undefined
+): { state: KeyState | undefined; decision: Decision } {
+  const countOn = rule.countOn
+  if (!countOn) return chargeKey(key, rule.policy, nowMs, cost)
+  if (status === undefined)
+    throw new MissingStatusError(
+      `rule ${rule.id} counts responses (countOn): give every request of the trace a "status"`
+    )
+  const checked = gateKey(key, rule.policy, nowMs, cost)
+  if (!checked.decision.allowed || !countOn.counts(status)) return checked
+  const { state } = chargeKey(checked.state, rule.policy, nowMs, cost)
+  return { state, decision: checked.decision }
 }
 
 /** Whether a rule delays what it admits (a shaper), so it is judged by execution time. */

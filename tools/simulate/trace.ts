@@ -1,7 +1,8 @@
 /**
  * @module tools/simulate/trace
- * Recorded traces for the simulator: CSV with a header (`t,key,cost`) or JSON Lines
- * (`{"t":ms,"key":"…","cost":n}`). Pure: the caller reads the file.
+ * Recorded traces for the simulator: CSV with a header (`t,key,cost,status`) or JSON Lines
+ * (`{"t":ms,"key":"…","cost":n,"status":401}`); `cost` and `status` are optional (`status`,
+ * the origin's answer, is what rules counting responses need). Pure: the caller reads the file.
  */
 import { MAX_COST } from '../../src/rules/cost'
 import { sortByTime, type Arrival } from './profile'
@@ -59,14 +60,18 @@ function parseJsonLines(lines: string[], source: string): Arrival[] {
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value))
       throw fail('expected an object like {"t":0,"key":"a","cost":1}')
-    const { t, key, cost } = value as Record<string, unknown>
+    const { t, key, cost, status } = value as Record<string, unknown>
     if (typeof t !== 'number' || !Number.isFinite(t) || t < 0)
       throw fail(`"t" must be a number of ms ≥ 0, got ${JSON.stringify(t)}`)
     if (typeof key !== 'string' || key === '')
       throw fail(`"key" must be a non-empty string, got ${JSON.stringify(key)}`)
     if (cost !== undefined && !(Number.isInteger(cost) && isCost(cost as number)))
       throw fail(`"cost" must be a whole number from 1 to ${MAX_COST}, got ${JSON.stringify(cost)}`)
-    arrivals.push({ t, key, cost: (cost as number | undefined) ?? 1 })
+    if (status !== undefined && !isStatus(status))
+      throw fail(`"status" must be an HTTP status from 100 to 599, got ${JSON.stringify(status)}`)
+    const arrival: Arrival = { t, key, cost: (cost as number | undefined) ?? 1 }
+    if (status !== undefined) arrival.status = status as number
+    arrivals.push(arrival)
   })
   return arrivals
 }
@@ -76,12 +81,17 @@ function parseCsv(lines: string[], headerIndex: number, source: string): Arrival
     name.trim().toLowerCase()
   )
   const column = (name: string) => header.indexOf(name)
-  const [tAt, keyAt, costAt] = [column('t'), column('key'), column('cost')]
+  const [tAt, keyAt, costAt, statusAt] = [
+    column('t'),
+    column('key'),
+    column('cost'),
+    column('status'),
+  ]
   if (tAt === -1 || keyAt === -1)
     throw new TraceError(
       source,
       headerIndex + 1,
-      `expected a header with columns "t" and "key" (and optionally "cost"), got ${JSON.stringify(lines[headerIndex]!.trim())}`
+      `expected a header with columns "t" and "key" (and optionally "cost" and "status"), got ${JSON.stringify(lines[headerIndex]!.trim())}`
     )
   const arrivals: Arrival[] = []
   for (let index = headerIndex + 1; index < lines.length; index++) {
@@ -98,7 +108,12 @@ function parseCsv(lines: string[], headerIndex: number, source: string): Arrival
     if (key === '') throw fail('"key" must not be empty')
     if (cost !== '' && !(WHOLE.test(cost) && isCost(Number(cost))))
       throw fail(`"cost" must be a whole number from 1 to ${MAX_COST}, got ${JSON.stringify(cost)}`)
-    arrivals.push({ t: Number(t), key, cost: cost === '' ? 1 : Number(cost) })
+    const status = statusAt === -1 ? '' : cells[statusAt]!.trim()
+    if (status !== '' && !(WHOLE.test(status) && isStatus(Number(status))))
+      throw fail(`"status" must be an HTTP status from 100 to 599, got ${JSON.stringify(status)}`)
+    const arrival: Arrival = { t: Number(t), key, cost: cost === '' ? 1 : Number(cost) }
+    if (status !== '') arrival.status = Number(status)
+    arrivals.push(arrival)
   }
   return arrivals
 }
@@ -135,6 +150,10 @@ function splitCsvLine(raw: string, source: string, line: number): string[] {
     if (at >= text.length) return cells
     at++ // the comma
   }
+}
+
+function isStatus(status: unknown): boolean {
+  return Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599
 }
 
 function isCost(cost: number): boolean {
