@@ -13,6 +13,7 @@ import { chargeAll, releaseSlots } from './charge'
 import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
+import { messageGate } from './message-limits'
 import { observe } from './observe'
 import { rateLimitHeaders, retryHeaders, type RuleDecision } from './headers'
 import {
@@ -190,9 +191,12 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     // Concurrency slots are held until the origin's response body has been sent (or failed).
     const holdsSlots = decisions.some(({ decision }) => decision.leaseId !== undefined)
     const withOurs = withHeaders(c.res, headers)
-    const response = holdsSlots
-      ? releaseWhenDone(withOurs, release, (p) => waitUntil(c, p))
-      : withOurs
+    // A WebSocket under rules with `messages` is relayed, its client's messages counted.
+    const gate = withOurs.webSocket ? messageGate(namespace, plan.checks, timeoutMs) : undefined
+    const response =
+      holdsSlots || gate
+        ? releaseWhenDone(withOurs, release, (p) => waitUntil(c, p), gate)
+        : withOurs
     // Hono's setter would copy the old response's headers over ours; clearing it first prevents that.
     c.res = undefined
     c.res = response

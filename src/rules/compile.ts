@@ -9,6 +9,7 @@ import { compileField } from './fields'
 import { compileGlob } from './glob'
 import { normalizeHost } from './host'
 import { compilePathPattern } from './match'
+import { compileMessages } from './messages'
 import { compilePlacement } from './placement'
 import type { RuleInput } from './schema'
 import { compileTiers } from './tiers'
@@ -50,6 +51,7 @@ export function compileRule(input: RuleInput, jurisdiction?: Jurisdiction): Rule
     paths: Object.freeze(input.match?.path === undefined ? [] : toList(input.match.path)),
     consistency: input.consistency,
     ...(placement ? { placement } : {}),
+    ...(input.messages ? { messages: compileMessages(input.messages) } : {}),
   })
 }
 

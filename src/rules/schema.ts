@@ -9,6 +9,7 @@ import { CostSchema } from './cost'
 import { JwtSchema } from './jwt'
 import { KeyPartSchema } from './key'
 import { ListsSchema } from './lists'
+import { MessagesSchema } from './messages'
 import { patternPath } from './path'
 import { JurisdictionSchema, LocationHintSchema } from './placement'
 import { TiersSchema } from './tiers'
@@ -146,6 +147,7 @@ const common = {
   ),
   locationHint: v.optional(LocationHintSchema),
   jurisdiction: v.optional(JurisdictionSchema),
+  messages: v.optional(MessagesSchema),
 }
 
 // A concurrency limit counts requests in flight, not per period.

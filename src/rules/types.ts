@@ -11,6 +11,7 @@ import type { Field } from './fields'
 import type { Glob } from './glob'
 import type { JwtConfig } from './jwt'
 import type { ListMatcher } from './lists'
+import type { MessageLimit } from './messages'
 import type { Tiers } from './tiers'
 
 /** A compiled key part: where in the request a piece of the limit key comes from. */
@@ -66,6 +67,8 @@ export interface Rule {
   consistency: 'exact' | 'leased'
   /** Where its Durable Objects live, if the rule or the document says. */
   placement?: Placement
+  /** The limit on messages a client sends over a WebSocket the rule let through, if any. */
+  messages?: MessageLimit
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */
