@@ -13,6 +13,7 @@ import { chargeAll, releaseSlots } from './charge'
 import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
 import { requestFacts } from './facts'
+import { messageGate } from './message-limits'
 import { observe } from './observe'
 import { countResponse } from './count-on'
 import { degradation, degradedRequest, DEGRADED_HEADER, withoutDegradeHeaders } from './degrade'
@@ -211,12 +212,15 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     // `maxInFlight` slots until the response is charged (above).
     const slots = decisions.filter(({ check, decision }) => decision.leaseId && !check.inFlight)
     const withOurs = withHeaders(c.res, headers, counted?.internalHeaders)
+    // A WebSocket under rules with `messages` is relayed, its client's messages counted.
+    const gate = withOurs.webSocket ? messageGate(namespace, plan.checks, timeoutMs) : undefined
     const response =
-      slots.length > 0
+      slots.length > 0 || gate
         ? releaseWhenDone(
             withOurs,
             () => releaseSlots(namespace, slots, timeoutMs),
-            (p) => waitUntil(c, p)
+            (p) => waitUntil(c, p),
+            gate
           )
         : withOurs
     // Hono's setter would copy the old response's headers over ours; clearing it first prevents that.

@@ -5,6 +5,7 @@
 import { problemResponse, type LimiterUnavailableError } from '../errors'
 import type { Check } from '../rules'
 import { retryAfterSeconds, type HeaderEntry, type RuleDecision } from './headers'
+import type { MessageGate } from './message-limits'
 import { relaySocket } from './websocket'
 
 /** The default 429: an RFC 9457 problem naming the rule that denied the request. */
@@ -100,13 +101,15 @@ export function queueTimeout(waited: RuleDecision[]): Response {
  * @param response - what goes back to the client
  * @param release - frees what the request held
  * @param keepAlive - keeps the release running past the response (`ctx.waitUntil`)
+ * @param gate - a relayed socket's message limits, if any
  */
 export function releaseWhenDone(
   response: Response,
   release: () => Promise<void>,
-  keepAlive: (promise: Promise<unknown>) => void
+  keepAlive: (promise: Promise<unknown>) => void,
+  gate?: MessageGate
 ): Response {
-  if (response.webSocket) return relaySocket(response, () => keepAlive(release()))
+  if (response.webSocket) return relaySocket(response, () => keepAlive(release()), gate)
   if (!response.body || response.status === 101) {
     keepAlive(release())
     return response

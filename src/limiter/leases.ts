@@ -128,6 +128,21 @@ export class LeaseBook {
     this.#leases.delete(leaseId(ruleId, key))
   }
 
+  /**
+   * Hands a key's unspent units back now and drops its lease: its last user here is done with
+   * it. A reservation still in flight for it hands its grant back when it lands.
+   *
+   * @param ruleId - the rule
+   * @param key - the limit key
+   */
+  release(ruleId: string, key: string): void {
+    const id = leaseId(ruleId, key)
+    const lease = this.#leases.get(id)
+    if (!lease) return
+    this.#leases.delete(id)
+    this.#giveBack(lease, this.#now())
+  }
+
   /** Hands every unspent unit back now, and waits for it and every background call. */
   async flush(): Promise<void> {
     await this.settled()

@@ -11,6 +11,7 @@ import { compileField } from './fields'
 import { compileGlob } from './glob'
 import { normalizeHost } from './host'
 import { compilePathPattern } from './match'
+import { compileMessages } from './messages'
 import { compilePlacement } from './placement'
 import type { RuleInput } from './schema'
 import { compileTiers } from './tiers'
@@ -54,6 +55,7 @@ export function compileRule(input: RuleInput, jurisdiction?: Jurisdiction): Rule
     ...(placement ? { placement } : {}),
     ...(input.countOn ? { countOn: compileCountOn(input.countOn, input.maxInFlight) } : {}),
     ...(input.action === 'degrade' ? { degrade: compileDegrade(input.degradeTo) } : {}),
+    ...(input.messages ? { messages: compileMessages(input.messages) } : {}),
   })
 }
 

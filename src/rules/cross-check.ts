@@ -6,6 +6,7 @@ import { MAX_SLIDING_LOG_LIMIT } from '../algorithms'
 import { LEASABLE_ALGORITHMS } from '../algorithms/reserve'
 import { actionProblems } from './cross-check-actions'
 import { foldHeaderName, foldQueryName } from './fields'
+import { messagesProblems } from './messages'
 import type { RuleInput } from './schema'
 
 /** The longest a shaped request may be held: a Worker invocation should not wait longer. */
@@ -53,6 +54,7 @@ export function crossCheck(rules: RuleInput[]): string[] {
       problems.push(
         `${at}.consistency: "leased" works with ${LEASABLE_ALGORITHMS.map((a) => `"${a}"`).join(', ')} only, not "${rule.algorithm}" (${NOT_LEASABLE[rule.algorithm]}); use "exact"`
       )
+    problems.push(...messagesProblems(rule, at))
     if (rule.algorithm === 'concurrency' && rule.maxWait > MAX_SHAPER_WAIT_MS)
       problems.push(`${at}.maxWait: a queued request may wait at most 60s`)
     if (rule.algorithm === 'sliding-log' && rule.tiers) {

@@ -11,6 +11,7 @@ import { ActionSchema, DegradeHeaderSchema, DegradeToSchema } from './degrade'
 import { JwtSchema } from './jwt'
 import { KeyPartSchema } from './key'
 import { ListsSchema } from './lists'
+import { MessagesSchema } from './messages'
 import { patternPath } from './path'
 import { JurisdictionSchema, LocationHintSchema } from './placement'
 import { TiersSchema } from './tiers'
@@ -153,6 +154,7 @@ const common = {
   action: v.optional(ActionSchema, 'reject'),
   degradeTo: v.optional(DegradeToSchema),
   degradeHeader: v.optional(DegradeHeaderSchema),
+  messages: v.optional(MessagesSchema),
 }
 
 // A concurrency limit counts requests in flight, not per period.

@@ -13,6 +13,7 @@ import type { Field } from './fields'
 import type { Glob } from './glob'
 import type { JwtConfig } from './jwt'
 import type { ListMatcher } from './lists'
+import type { MessageLimit } from './messages'
 import type { Tiers } from './tiers'
 
 /** A compiled key part: where in the request a piece of the limit key comes from. */
@@ -72,6 +73,8 @@ export interface Rule {
   countOn?: CountOn
   /** `action: "degrade"`: where a limited request goes instead of a 429. */
   degrade?: Degrade
+  /** The limit on messages a client sends over a WebSocket the rule let through, if any. */
+  messages?: MessageLimit
 }
 
 /** A validated rules document. Frozen: shared by every request in an isolate. */
