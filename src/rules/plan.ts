@@ -33,9 +33,9 @@ export interface Check {
   /** The rule counts responses (`countOn`): the key is only checked now, charged after. */
   deferred?: boolean
   /**
-   * The rule's `maxInFlight` slot for this key (a concurrency check on `<key>|@in-flight`: no
-   * key value holds an unescaped "@", so no client can name it), held
-   * until the response is charged. Not shown in headers: the rule's own check is.
+   * The rule's `maxInFlight` slot for this key, held until the response is charged: a
+   * concurrency check on `<key>|#in-flight` (key values are percent-encoded and rule ids hold
+   * no "#", so no request can name it). Not shown in headers: the rule's own check is.
    */
   inFlight?: boolean
 }
@@ -128,7 +128,7 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
       checks.push({
         rule,
         policy: inFlight,
-        key: `${key}|@in-flight`,
+        key: `${key}|#in-flight`,
         cost: 1,
         shadow,
         failMode,
