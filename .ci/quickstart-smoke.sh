@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's local workflows against real `wrangler dev`, each bounded in time:
-#  1. `npm run dev`, then curl /api/hello until the bundled rule (10 per minute) answers 429;
+#  1. `npm run dev`, then curl /api/hello until the bundled rule (10 per minute) answers 429, and
+#     the login walk-through (five failed logins, then the account locked);
 #  2. `wrangler kv key put --local --binding RULES rules …` takes effect within RULES_REFRESH_SECONDS;
 #  3. `wrangler dev --var ORIGIN:http://127.0.0.1:<port>` forwards to that origin.
 set -euo pipefail
@@ -51,6 +52,16 @@ for _ in $(seq 1 12); do
 done
 echo "quickstart status codes: $codes"
 [[ "$codes" == "200 200 200 200 200 200 200 200 200 200 429 429 " ]] || fail "expected ten 200s, then 429s"
+
+# 1b. The README's login walk-through: failed logins counted, then the account locked.
+login() {
+  curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/login" -H "x-account: $1" -H "x-password: $2"
+}
+codes=""
+for _ in 1 2 3 4 5; do codes+="$(login ann wrong) "; done
+codes+="$(login ann open-sesame) $(login bob open-sesame)"
+echo "login walk-through: $codes"
+[[ "$codes" == "401 401 401 401 401 429 200" ]] || fail "expected five 401s, the locked account's 429, then 200"
 
 # 2. A rules document in the local RULES namespace replaces the bundled rules.
 npx wrangler kv key put --local --persist-to "$state" --binding RULES rules \
