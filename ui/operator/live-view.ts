@@ -1,6 +1,7 @@
 /**
  * @module ui/live-view
- * "Last 60 minutes": a chart per rule (allowed, limited, shadow-limited per minute, uPlot) and
+ * "Last 60 minutes": a chart per rule (allowed, limited, shadow-limited, degraded per minute,
+ * uPlot) and
  * the top limited keys with a reset button each, from `live` in `GET <prefix>/stats`.
  */
 import uPlot from 'uplot'
@@ -13,13 +14,21 @@ interface Minute {
   allowed: number
   limited: number
   shadowLimited: number
+  /** Absent in the answers of older Workers. */
+  degraded?: number
 }
 
 /** `live` of `GET <prefix>/stats`. */
 export interface Live {
   rules: Record<
     string,
-    { allowed: number; limited: number; shadowLimited: number; minutes: Minute[] }
+    {
+      allowed: number
+      limited: number
+      shadowLimited: number
+      degraded?: number
+      minutes: Minute[]
+    }
   >
   topLimited: { rule: string; key: string; count: number; retryAfterMs: number }[]
 }
@@ -60,7 +69,7 @@ export function showLive(live: Live | undefined, reset: (rule: string, key: stri
       chart = { plot, totals }
       charts.set(id, chart)
     } else chart.plot.setData(series(rule.minutes))
-    chart.totals.textContent = `allowed ${rule.allowed} · limited ${rule.limited} · shadow-limited ${rule.shadowLimited}`
+    chart.totals.textContent = `allowed ${rule.allowed} · limited ${rule.limited} · shadow-limited ${rule.shadowLimited}${rule.degraded ? ` · degraded ${rule.degraded}` : ''}`
   }
   const rows = (live?.topLimited ?? []).map((entry) =>
     h(
@@ -106,6 +115,7 @@ function options(width: number): uPlot.Options {
       { label: 'allowed', stroke: '#2e7d32', fill: 'rgba(46,125,50,0.08)', width: 1.5 },
       { label: 'limited', stroke: '#c62828', width: 1.5 },
       { label: 'shadow-limited', stroke: '#b45309', dash: [5, 4], width: 1.5 },
+      { label: 'degraded', stroke: '#6a1b9a', dash: [2, 3], width: 1.5 },
     ],
     axes: [{}, { size: 44 }],
     legend: { live: false },
@@ -120,7 +130,7 @@ function series(minutes: Minute[]): uPlot.AlignedData {
   )
   const byMinute = new Map(minutes.map((m) => [m.minute, m]))
   const xs: number[] = []
-  const columns: number[][] = [[], [], []]
+  const columns: number[][] = [[], [], [], []]
   for (let i = 59; i >= 0; i--) {
     const at = newest - i * MINUTE_MS
     const m = byMinute.get(at)
@@ -128,6 +138,7 @@ function series(minutes: Minute[]): uPlot.AlignedData {
     columns[0]!.push(m?.allowed ?? 0)
     columns[1]!.push(m?.limited ?? 0)
     columns[2]!.push(m?.shadowLimited ?? 0)
+    columns[3]!.push(m?.degraded ?? 0)
   }
   return [xs, ...columns]
 }
