@@ -95,14 +95,51 @@ const algorithmFields = fc.oneof(
   })
 )
 
+/** What a rule does with responses and with requests over its limit (added where it fits). */
+const actions = fc.record(
+  {
+    countOn: fc.record(
+      {
+        status: fc.constantFrom([401], [401, 403], ['5xx'], ['400-499', 429]),
+        header: fc.constant('x-ratelimit-cost'),
+      },
+      { requiredKeys: ['status'] }
+    ),
+    maxInFlight: fc.integer({ min: 1, max: 3 }),
+    degrade: fc.boolean(),
+  },
+  { requiredKeys: [] }
+)
+
+const COUNTS_RESPONSES = ['sliding-window', 'fixed-window', 'token-bucket', 'gcra', 'sliding-log']
+
+/** The rule with `countOn` and `action: "degrade"` where the rule can take them. */
+function withActions(
+  rule: Record<string, unknown>,
+  extra: { countOn?: unknown; maxInFlight?: number; degrade?: boolean }
+): Record<string, unknown> {
+  const out = { ...rule }
+  if (extra.countOn && COUNTS_RESPONSES.includes(String(rule.algorithm))) {
+    out.countOn = extra.countOn
+    if (extra.maxInFlight !== undefined) out.maxInFlight = extra.maxInFlight
+  }
+  if (extra.degrade && rule.algorithm !== 'concurrency' && rule.shadow !== true) {
+    out.action = 'degrade'
+    out.degradeHeader = true
+  }
+  return out
+}
+
 /**
  * One valid rule with the given id. No `replaces`: what it may drop is being changed (issue 8,
  * "Must fix" 2), and a rule that replaces another needs that other's id.
  */
 const rule = (id: string) =>
   fc
-    .tuple(common, algorithmFields, fc.uniqueArray(keyPart, { maxLength: 3 }))
-    .map(([fields, algorithm, key]) => ({ id, ...fields, ...algorithm, key }))
+    .tuple(common, algorithmFields, fc.uniqueArray(keyPart, { maxLength: 3 }), actions)
+    .map(([fields, algorithm, key, extra]) =>
+      withActions({ id, ...fields, ...algorithm, key }, extra)
+    )
 
 const lists = fc.record(
   {

@@ -105,7 +105,13 @@ export function runRules(arrivals: readonly Arrival[], rules: readonly Rule[]): 
           `rule ${rule.id}: the trace key ${JSON.stringify(key)} cannot stand for its key ` +
             '(cf:asn needs a whole number)'
         )
-      const { state, decision } = decide(rule, states.get(limitKeyValue), START_MS + t, cost, status)
+      const { state, decision } = decide(
+        rule,
+        states.get(limitKeyValue),
+        START_MS + t,
+        cost,
+        status
+      )
       states.set(limitKeyValue, state)
       out.keys.push(limitKeyValue)
       out.allowed.push(decision.allowed)
