@@ -26,7 +26,7 @@ const ALPHA = /[A-Za-z]/
 const TCHAR = /[!#$%&'*+\-.^_`|~0-9A-Za-z:/]/
 const KEY_START = /[a-z*]/
 const KEY_CHAR = /[a-z0-9_\-.*]/
-const BASE64 = /^[A-Za-z0-9+/=]*$/
+const BASE64 = /^[A-Za-z0-9+/]*$/
 const LOWER_HEX = /^[0-9a-f]{2}$/
 
 /** Thrown inside the parser only; {@link parseList} turns it into `undefined`. */
@@ -45,6 +45,15 @@ export function parseList(field: string): Member[] | undefined {
     if (error instanceof Malformed) return undefined
     throw error
   }
+}
+
+/**
+ * Whether base64 decodes, as WHATWG's forgiving-base64 (and so `atob`) does: padding may be
+ * left out, as RFC 9651 asks parsers to accept, but a length no bytes could have is refused.
+ */
+function isBase64(text: string): boolean {
+  const data = text.length % 4 === 0 ? text.replace(/={1,2}$/, '') : text
+  return data.length % 4 !== 1 && BASE64.test(data)
 }
 
 class Parser {
@@ -184,7 +193,7 @@ class Parser {
     const end = this.#input.indexOf(':', this.#at)
     if (end < 0) throw new Malformed()
     const content = this.#input.slice(this.#at, end)
-    if (!BASE64.test(content)) throw new Malformed()
+    if (!isBase64(content)) throw new Malformed()
     this.#at = end + 1
     return content
   }

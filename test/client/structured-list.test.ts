@@ -56,7 +56,7 @@ describe('structured-field lists', () => {
         { type: 'string', value: 'b' },
       ],
     ],
-    ['tok/en:x, ?1, -12, 1.5, :aGk=:, @1700000000, %"caf%c3%a9"', 7],
+    ['tok/en:x, ?1, -12, 1.5, :aGk=:, :aGk:, @1700000000, %"caf%c3%a9"', 8],
     ['("a" "b");t=1, x', 2],
   ])('accepts %j', (field, expected) => {
     const members = parseList(field)
@@ -88,6 +88,8 @@ describe('structured-field lists', () => {
     '-',
     '?2',
     ':not base64!:',
+    ':a:',
+    ':aG=k:',
     '%"caf%C3%A9"',
     '%"%ff"',
     '@1.5',
@@ -118,7 +120,8 @@ describe('structured-field lists', () => {
       fc.property(list, (members) => {
         const field = sh.serializeList(members as sh.List)
         expect(plainOurs(parseList(field)!)).toEqual(theirs(field))
-      })
+      }),
+      { seed: 13 }
     )
   })
 
@@ -133,7 +136,7 @@ describe('structured-field lists', () => {
         const ours = parseList(field)
         expect(ours === undefined ? undefined : plainOurs(ours)).toEqual(theirs(field))
       }),
-      { numRuns: 2000 }
+      { seed: 13, numRuns: 2000 }
     )
   })
 })

@@ -38,7 +38,8 @@ describe('waits', () => {
           expect(wait).toBeLessThanOrEqual(hint + Math.min(hint, maxBackoffMs))
           expect(Number.isInteger(wait)).toBe(true)
         }
-      )
+      ),
+      { seed: 13 }
     )
   })
 
@@ -52,7 +53,8 @@ describe('waits', () => {
           expect(wait).toBeGreaterThanOrEqual(0)
           expect(wait).toBeLessThan(Math.max(1, backoffMs(retry, DEFAULT_BACKOFF)))
         }
-      )
+      ),
+      { seed: 13 }
     )
   })
 })
