@@ -120,6 +120,7 @@ export async function withCors(
     c.error instanceof HttpError
       ? ownAnswer(policy, request, passed)
       : originAnswer(policy, request, passed)
+  if (response === passed) return
   // Hono's setter would copy the old response's headers over ours; clearing it first prevents that.
   c.res = undefined
   c.res = response
