@@ -1,8 +1,8 @@
 // @ts-check
 /**
  * ESLint for src, test, tools and bench: no unused code, no import cycle, and the layer rules
- * that test/architecture.test.ts checks (imports go http -> rules/limiter -> algorithms, and
- * algorithms/, rules/ and live/ stay pure).
+ * that test/architecture.test.ts checks (imports go http -> rules/limiter -> algorithms,
+ * algorithms/, rules/ and live/ stay pure, and client/ imports nothing but itself).
  */
 import js from '@eslint/js'
 import { createNodeResolver, importX } from 'eslint-plugin-import-x'
@@ -94,6 +94,24 @@ export default defineConfig(
     },
   },
   ...layerRules,
+  {
+    // edge-rate-limiter/client runs in browsers and Node too: it imports nothing but itself.
+    files: ['src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./)',
+              message:
+                'client/ is dependency-free: only its own files (see test/architecture.test.ts).',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     // The operator page shows rule ids and keys that clients choose: text only, never HTML.
     files: ['ui/**/*.ts'],

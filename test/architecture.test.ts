@@ -83,4 +83,16 @@ describe('architecture', () => {
       expect(offending).toEqual([])
     }
   )
+
+  it('client/ imports nothing but its own files: no package, no other layer, no runtime module', () => {
+    const offending: string[] = []
+    for (const [path, text] of Object.entries(sources)) {
+      if (layerOf(path) !== 'client') continue
+      for (const target of imports(text))
+        if (!target.startsWith('./')) offending.push(`${path} imports ${target}`)
+      if (/\bimport\s*\(/.test(text)) offending.push(`${path} imports dynamically`)
+    }
+    expect(Object.keys(sources).some((path) => layerOf(path) === 'client')).toBe(true)
+    expect(offending).toEqual([])
+  })
 })

@@ -4,7 +4,7 @@
  * Presented tokens are compared in constant time, and a request carrying either secret is never
  * sent on to the origin.
  */
-import { problemResponse } from '../errors'
+import { HttpError } from '../errors'
 
 /** The Worker secrets the limiter's own endpoints take as bearer tokens. */
 export interface SecretVars {
@@ -82,14 +82,14 @@ export async function carriesLimiterSecret(
 }
 
 /**
- * The 400 for a request that would have taken one of the limiter's secrets to the origin. The
- * token is not echoed; the event is logged without it.
+ * The 400 for a request that would have taken one of the limiter's secrets to the origin, to
+ * throw. The token is not echoed; the event is logged without it.
  */
-export function secretRefused(): Response {
+export function secretRefused(): HttpError {
   console.warn(JSON.stringify({ event: 'limiter-secret-refused' }))
-  return problemResponse({
-    title: 'Bad Request',
-    status: 400,
-    detail: "The request carries one of the rate limiter's own credentials; it is not sent on.",
-  })
+  return new HttpError(
+    400,
+    'Bad Request',
+    "The request carries one of the rate limiter's own credentials; it is not sent on."
+  )
 }

@@ -4,7 +4,7 @@
  */
 import { demoOrigin } from './demo-origin'
 import { METHOD_OVERRIDE_HEADERS, METHOD_OVERRIDE_PARAM } from './facts'
-import { problemResponse } from '../errors'
+import { HttpError } from '../errors'
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
@@ -21,6 +21,7 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
  *
  * @param request - the incoming request
  * @param origin - the `ORIGIN` setting
+ * @throws {HttpError} the 502, when the origin cannot be reached or `ORIGIN` is unusable
  */
 export async function forwardToOrigin(request: Request, origin: string): Promise<Response> {
   if (origin === 'demo') return demoOrigin(request)
@@ -28,14 +29,14 @@ export async function forwardToOrigin(request: Request, origin: string): Promise
   if (origin === '') {
     // With no zone origin behind it (wrangler dev, workers.dev) this would call the Worker itself.
     if (LOOPBACK_HOSTS.has(new URL(request.url).hostname)) {
-      return badGateway(
+      throw badGateway(
         'ORIGIN is not set, and a local request has no zone origin behind it. Run `npm run dev` for the demo origin, or pass --var ORIGIN:<url>.'
       )
     }
     target = request
   } else {
     const base = parseOrigin(origin)
-    if (!base) return badGateway(`ORIGIN ${JSON.stringify(origin)} is not an http(s) URL.`)
+    if (!base) throw badGateway(`ORIGIN ${JSON.stringify(origin)} is not an http(s) URL.`)
     const url = new URL(request.url)
     target = new Request(`${base}${url.pathname}${url.search}`, request)
   }
@@ -43,7 +44,7 @@ export async function forwardToOrigin(request: Request, origin: string): Promise
     return await fetch(target, { redirect: 'manual' })
   } catch (error) {
     console.error(JSON.stringify({ event: 'origin-unreachable', error: String(error) }))
-    return badGateway('The origin could not be reached.')
+    throw badGateway('The origin could not be reached.')
   }
 }
 
@@ -93,6 +94,6 @@ function originBase(origin: string): string | undefined {
   }
 }
 
-function badGateway(detail: string): Response {
-  return problemResponse({ title: 'Bad Gateway', status: 502, detail })
+function badGateway(detail: string): HttpError {
+  return new HttpError(502, 'Bad Gateway', detail)
 }

@@ -3,7 +3,7 @@
  * The rate-limit middleware: matches rules, charges every matching key in its Durable Object
  * in parallel, and either answers 429 or lets the request through with headers.
  */
-import type { Context, MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler, Next } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { HttpError } from '../errors'
 import type { LimiterNamespace } from '../limiter/client'
@@ -12,6 +12,7 @@ import { planRequest, type Plan, type RuleSet } from '../rules'
 import { chargeAll, releaseSlots } from './charge'
 import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
+import { corsPolicy, withCors, type CorsSetting } from './cors'
 import { requestFacts } from './facts'
 import { messageGate } from './message-limits'
 import { observe } from './observe'
@@ -26,7 +27,7 @@ import {
   unavailable,
   withHeaders,
 } from './responses'
-import { readSettings, type HeaderMode } from './settings'
+import { readSettings, type HeaderMode, type Settings } from './settings'
 import { wire, type LimiterEnv } from './wiring'
 
 export type { RateLimitBindings } from './wiring'
@@ -63,6 +64,12 @@ export interface RateLimitOptions {
   headers?: HeaderMode
   /** Longest wait for a Durable Object (ms). @default c.env.LIMITER_TIMEOUT_MS, else 1000 */
   timeoutMs?: number
+  /**
+   * CORS for the limiter's own answers (429, 403, 400, 503, 504), and the rate-limit headers
+   * exposed on the responses it lets through: `'off'`, `'*'`, `'mirror'`, or exact origins
+   * (`['https://app.example.com']`). See the README, *CORS*. @default c.env.CORS_ORIGINS, else 'off'
+   */
+  cors?: CorsSetting
   /** How a shaped request waits (tests pass their own). @default scheduler.wait */
   wait?: (ms: number) => Promise<void>
   /**
@@ -103,9 +110,15 @@ export const UNENFORCED_HEADER = 'X-RateLimit-Unenforced'
  */
 export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterEnv> => {
   const { source, namespaceOf } = wire(options.rules, options.limiter)
+  const cors =
+    options.cors === undefined ? undefined : corsPolicy(options.cors, 'rateLimit(): cors')
 
-  return createMiddleware<LimiterEnv>(async function rateLimit(c, next) {
-    const settings = readSettings(c.env)
+  /** The limiter's work for one request: its own answer, or nothing once passed on. */
+  async function limit(
+    c: Context<LimiterEnv>,
+    next: Next,
+    settings: Settings
+  ): Promise<Response | void> {
     const headerMode = options.headers ?? settings.headers
     const timeoutMs = options.timeoutMs ?? settings.limiterTimeoutMs
     const ruleSet = await source.get(rulesContext(c, settings))
@@ -226,6 +239,13 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     // Hono's setter would copy the old response's headers over ours; clearing it first prevents that.
     c.res = undefined
     c.res = response
+  }
+
+  return createMiddleware<LimiterEnv>(async function rateLimit(c, next) {
+    const settings = readSettings(c.env)
+    const policy = cors ?? settings.cors
+    if (policy.mode === 'off') return limit(c, next, settings)
+    return withCors(c, policy, () => limit(c, next, settings))
   })
 }
 

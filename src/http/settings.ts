@@ -4,6 +4,8 @@
  * warning instead of taking the limiter down.
  */
 
+import { CORS_OFF, corsPolicy, type CorsPolicy } from './cors'
+
 /** Which rate-limit headers responses carry. */
 export type HeaderMode = 'both' | 'legacy' | 'ietf' | 'none'
 
@@ -40,6 +42,8 @@ export interface Settings {
   alertWebhookUrl: string
   /** A rule limiting more keys than this within a minute (in one isolate) is a limited burst. */
   limitedBurstKeys: number
+  /** CORS for the limiter's own answers, and the rate-limit headers exposed on the origin's. */
+  cors: CorsPolicy
 }
 
 /** Defaults for every setting. */
@@ -55,6 +59,7 @@ export const DEFAULT_SETTINGS: Settings = {
   liveFlushMs: 5000,
   alertWebhookUrl: '',
   limitedBurstKeys: 10,
+  cors: CORS_OFF,
 }
 
 /** The vars the settings are read from (all optional: library users may set none). */
@@ -70,6 +75,7 @@ export interface SettingsVars {
   LIVE_FLUSH_SECONDS?: string | number
   ALERT_WEBHOOK_URL?: string
   LIMITED_BURST_KEYS?: string | number
+  CORS_ORIGINS?: string
 }
 
 const HEADER_MODES: readonly HeaderMode[] = ['both', 'legacy', 'ietf', 'none']
@@ -136,6 +142,7 @@ function parseSettings(vars: SettingsVars): Settings {
     ),
     adminPrefix: pathVar('ADMIN_PREFIX', vars.ADMIN_PREFIX, DEFAULT_SETTINGS.adminPrefix),
     decisionPath: pathVar('DECISION_PATH', vars.DECISION_PATH, DEFAULT_SETTINGS.decisionPath),
+    cors: corsVar('CORS_ORIGINS', vars.CORS_ORIGINS),
   }
 }
 
@@ -185,6 +192,24 @@ function urlVar(name: string, value: string | undefined): string {
   if (url === '' || /^https?:\/\/[^\s]+$/.test(url)) return url
   warnOnce(name, `${name}=${JSON.stringify(value)} is not an http(s) URL; sending no alerts`)
   return ''
+}
+
+/** Empty for off, `*`, `mirror`, or origins separated by commas. */
+function corsVar(name: string, value: string | undefined): CorsPolicy {
+  const text = (value ?? '').trim()
+  if (text === '') return CORS_OFF
+  if (text === '*') return corsPolicy('*', name)
+  if (text.toLowerCase() === 'mirror') return corsPolicy('mirror', name)
+  try {
+    return corsPolicy(
+      text.split(',').map((origin) => origin.trim()),
+      name
+    )
+  } catch (error) {
+    // A bad list leaves CORS off, as it was, rather than guessing which origins were meant.
+    warnOnce(name, `${(error as Error).message}; CORS stays off`)
+    return CORS_OFF
+  }
 }
 
 function warnOnce(name: string, message: string): void {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { CORS_OFF } from '../../src/http/cors'
 import { DEFAULT_SETTINGS, readSettings } from '../../src/http/settings'
 
 describe('readSettings', () => {
@@ -19,6 +20,7 @@ describe('readSettings', () => {
         LIVE_FLUSH_SECONDS: '0',
         ALERT_WEBHOOK_URL: ' https://alerts.example/hook ',
         LIMITED_BURST_KEYS: '3',
+        CORS_ORIGINS: ' https://app.example , http://localhost:8080',
       })
     ).toEqual({
       origin: 'https://o.example',
@@ -32,6 +34,7 @@ describe('readSettings', () => {
       liveFlushMs: 0,
       alertWebhookUrl: 'https://alerts.example/hook',
       limitedBurstKeys: 3,
+      cors: { mode: 'list', origins: new Set(['https://app.example', 'http://localhost:8080']) },
     })
   })
 
@@ -46,8 +49,22 @@ describe('readSettings', () => {
     [{ LIVE_FLUSH_SECONDS: '-5' }, 'liveFlushMs', 5_000],
     [{ ALERT_WEBHOOK_URL: 'ftp://alerts.example' }, 'alertWebhookUrl', ''],
     [{ LIMITED_BURST_KEYS: '0' }, 'limitedBurstKeys', 10],
+    [{ CORS_ORIGINS: 'https://app.example/' }, 'cors', CORS_OFF],
+    [{ CORS_ORIGINS: 'https://App.example' }, 'cors', CORS_OFF],
+    [{ CORS_ORIGINS: 'https://app.example:443' }, 'cors', CORS_OFF],
+    [{ CORS_ORIGINS: 'https://a.example,,https://b.example' }, 'cors', CORS_OFF],
+    [{ CORS_ORIGINS: 'null' }, 'cors', CORS_OFF],
+    [{ CORS_ORIGINS: 'off' }, 'cors', CORS_OFF],
   ])('falls back to the default for a bad value: %j', (vars, field, expected) => {
     expect(readSettings(vars)[field as keyof typeof DEFAULT_SETTINGS]).toBe(expected)
+  })
+
+  it.each([
+    ['', { mode: 'off' }],
+    ['*', { mode: 'any' }],
+    [' Mirror ', { mode: 'mirror' }],
+  ])('reads CORS_ORIGINS=%j', (value, cors) => {
+    expect(readSettings({ CORS_ORIGINS: value }).cors).toEqual(cors)
   })
 
   it('parses an env object once', () => {

@@ -5,6 +5,8 @@
  * socket that echoes each (unfragmented) message and answers a close; the text message
  * `__close <code> <reason>` makes it close with that code and reason instead.
  *
+ * With `?cors` it answers CORS as an origin that trusts every `Origin` would (preflights: 204).
+ *
  * It is also an alert webhook receiver: `POST /__webhook/<name>` records its body (answered 204;
  * `?status=500` answers that instead; `?hang=1` answers only after `POST /__webhook/<name>/release`),
  * and `GET /__webhook/<name>` lists the bodies recorded under that name.
@@ -87,10 +89,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
         return webhook(req.method ?? 'GET', url, Buffer.concat(chunks), res)
       if (url.pathname.startsWith('/__ws/')) return recorded(url.pathname.slice(6), res)
       const status = Number(url.searchParams.get('status') ?? 200)
-      res.writeHead(status, {
+      const preflight = req.method === 'OPTIONS' && 'access-control-request-method' in req.headers
+      res.writeHead(preflight && url.searchParams.has('cors') ? 204 : status, {
         'content-type': 'application/json',
         'x-origin-header': 'kept',
         'set-cookie': ['a=1; Path=/', 'b=2; Path=/'],
+        ...corsHeaders(url, req.headers.origin, preflight),
       })
       const body = Buffer.concat(chunks)
       res.end(
@@ -114,6 +118,23 @@ export default async function setup(project: TestProject): Promise<() => Promise
     for (const answers of held.values()) for (const answer of answers) answer()
     for (const name of recordings.keys()) closeRecording(name)
     return new Promise((resolve) => server.close(() => resolve()))
+  }
+}
+
+/** With `?cors`, the CORS answer of an origin that trusts every `Origin`, with credentials. */
+function corsHeaders(url: URL, origin: string | undefined, preflight: boolean) {
+  if (!url.searchParams.has('cors') || origin === undefined) return {}
+  const headers: Record<string, string> = {
+    'access-control-allow-origin': origin,
+    'access-control-allow-credentials': 'true',
+    vary: 'Origin',
+  }
+  if (!preflight) return { ...headers, 'access-control-expose-headers': 'X-Origin-Header' }
+  return {
+    ...headers,
+    'access-control-allow-methods': 'GET, PUT',
+    'access-control-allow-headers': 'x-api-key',
+    'access-control-max-age': '600',
   }
 }
 
