@@ -95,3 +95,26 @@ export async function releaseSlots(
     )
   )
 }
+
+/**
+ * The decisions that refuse the request, in rule order. A rule in shadow never refuses: that it
+ * would have is logged (`rate-limit-would-deny`).
+ *
+ * @param decisions - the request's decisions
+ */
+export function refusals(decisions: readonly RuleDecision[]): RuleDecision[] {
+  const denied: RuleDecision[] = []
+  for (const item of decisions) {
+    if (item.decision.allowed) continue
+    if (!item.check.shadow) denied.push(item)
+    else
+      console.warn(
+        JSON.stringify({
+          event: 'rate-limit-would-deny',
+          rule: item.check.rule.id,
+          retryAfterMs: item.decision.retryAfterMs,
+        })
+      )
+  }
+  return denied
+}

@@ -9,7 +9,7 @@ import { HttpError } from '../errors'
 import type { LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { planRequest, type Plan, type RuleSet } from '../rules'
-import { chargeAll, releaseSlots } from './charge'
+import { chargeAll, refusals, releaseSlots } from './charge'
 import { rulesContext, waitUntil } from './context'
 import { verifiedClaims } from './claims'
 import { corsPolicy, withCors, type CorsSetting } from './cors'
@@ -247,21 +247,6 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     if (policy.mode === 'off') return limit(c, next, settings)
     return withCors(c, policy, () => limit(c, next, settings))
   })
-}
-
-/** The decisions that refuse the request; a rule in shadow only logs that it would. */
-function refusals(decisions: readonly RuleDecision[]): RuleDecision[] {
-  const denied: RuleDecision[] = []
-  for (const item of decisions) {
-    if (item.decision.allowed) continue
-    if (!item.check.shadow) denied.push(item)
-    else
-      log('warn', 'rate-limit-would-deny', {
-        rule: item.check.rule.id,
-        retryAfterMs: item.decision.retryAfterMs,
-      })
-  }
-  return denied
 }
 
 /** One JSON log line. */
