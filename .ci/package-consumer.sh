@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The package as a consumer gets it (`npm run test:consumer`, about 20 s):
 #  1. the README shows examples/library-worker's files as they are;
-#  2. `npm pack` (lib/ built first), under 210 kB (200 kB before edge-rate-limiter/client and CORS, 150 kB before the operator page bundled uPlot; README.md, always packed, is about 47 kB of it);
+#  2. `npm pack` (lib/ built first), under 230 kB (210 kB before countOn, degrade and WebSocket message limits were documented, 200 kB before edge-rate-limiter/client and CORS, 150 kB before the operator page bundled uPlot; README.md, always packed, is about 139 kB raw, most of the growth);
 #  3. the tarball installed into a copy of examples/library-worker, with hono and wrangler from the
 #     npm cache where they are;
 #  4. `wrangler types`, then tsc under the example's flags (module and moduleResolution nodenext,
@@ -48,7 +48,7 @@ tarball=$(cd "$work" && ls edge-rate-limiter-*.tgz)
 size=$(stat -c %s "$work/$tarball")
 files=$(tar tzf "$work/$tarball" | wc -l)
 echo "packed $tarball: $size bytes, $files files"
-((size < 210000)) || fail "the tarball is $size bytes (limit 210 kB)"
+((size < 230000)) || fail "the tarball is $size bytes (limit 230 kB)"
 
 # 3. Install it into a copy of the example.
 app="$work/app"
