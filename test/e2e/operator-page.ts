@@ -148,7 +148,10 @@ async function run(): Promise<void> {
   const rulesState = await page.locator('#rules-state').innerText()
   check(rulesState.includes('bundled rules.json'), `rules state: ${rulesState}`)
   check(rulesState.includes('valid, nothing refused'), `validation state: ${rulesState}`)
-  check((await page.locator('#rules-table tbody tr').count()) === 2, 'both bundled rules listed')
+  check(
+    (await page.locator('#rules-table tbody tr').count()) === 3,
+    'the three bundled rules listed'
+  )
   check(
     (await page.evaluate(() => sessionStorage.length)) === 1 && !page.url().includes(TOKEN),
     'the token is in sessionStorage only'
