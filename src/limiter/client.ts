@@ -5,53 +5,18 @@
  * denials it repeats itself (`block-cache.ts`) and the coalescing of concurrent requests for
  * one key into one call (`coalesce.ts`).
  */
-import type { ConcurrencyPolicy, Policy } from '../algorithms'
-import { LimiterUnavailableError, type UnavailableReason } from '../errors'
-import type { Decision, FailMode, Placement } from '../types'
+import type { ConcurrencyPolicy } from '../algorithms'
+import { LimiterUnavailableError } from '../errors'
+import type { Decision } from '../types'
+import type { ChargeCall, ChargeResult, KeyRef, LimiterNamespace } from './charge-call'
 import { isolateLeases } from './leases'
 import { limiterIsolate, type Answer, type LimiterIsolate } from './isolate'
 import { identity, nameOf, stubOf } from './object-name'
-import type { BatchItem, RateLimiterObject } from './rate-limiter-object'
+import type { BatchItem } from './rate-limiter-object'
 import { MAX_LINGER_MS } from './coalesce'
 import { toUnavailable, unavailableOf, withRetry, withTimeout } from './rpc'
 
-/** The Durable Object namespace the limiter counts in. */
-export type LimiterNamespace = DurableObjectNamespace<RateLimiterObject>
-
-/**
- * One key to charge: all the client needs of a call. A rule's `Check` (`rules/plan.ts`) is one
- * as it stands, so the record the plan made is what goes in.
- */
-export interface ChargeCall {
-  /** The rule the key belongs to: its id names the Durable Object and the logs. */
-  rule: { readonly id: string; readonly placement?: Placement }
-  /** The limit key (`rules/key.ts`). */
-  key: string
-  /** The limit to apply. */
-  policy: Policy
-  /** Units to take. */
-  cost: number
-  /** What happens when no decision can be had. */
-  failMode: FailMode
-  /** `leased`: decided from units this isolate reserved in advance (`leases.ts`). */
-  consistency?: 'exact' | 'leased'
-  /**
-   * Charged later (a rule counting responses): now the key is only checked, and charged only
-   * if it refuses (`gate`).
-   */
-  deferred?: boolean
-}
-
-/** The key a call names, for a look or a reset. */
-export type KeyRef = Pick<ChargeCall, 'rule' | 'key'>
-
-/**
- * A decision (`local` when this isolate answered it without a call), or the record that none
- * could be had and the key failed open.
- */
-export type ChargeResult =
-  | { enforced: true; decision: Decision; local?: true }
-  | { enforced: false; reason: UnavailableReason }
+export type { ChargeCall, ChargeResult, KeyRef, LimiterNamespace } from './charge-call'
 
 /**
  * Charges one key, within `timeoutMs`. A key whose object denied a request of this cost or less

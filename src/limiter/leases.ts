@@ -9,7 +9,7 @@
  * only once at least limit − (N − 1)·B units were admitted in its window.
  */
 import { isLeasable, type LeasablePolicy } from '../algorithms/reserve'
-import type { ChargeCall, ChargeResult, LimiterNamespace } from './client'
+import type { ChargeCall, ChargeResult, LimiterNamespace } from './charge-call'
 import {
   allowedFrom,
   joinsLot,

@@ -9,7 +9,7 @@
  */
 import type { SlidingWindowPolicy } from '../algorithms'
 import type { FailMode, Placement } from '../types'
-import type { ChargeResult, LimiterNamespace } from './client'
+import type { ChargeResult, LimiterNamespace } from './charge-call'
 import { isolateLeases, type LeaseBook } from './leases'
 
 /**
