@@ -83,13 +83,7 @@ export class RateLimiterObject extends DurableObject {
    * @param cost - units to take; 0 only looks
    */
   charge(policy: Policy, cost: number): Decision {
-    // One clock read per call: in production Date.now() is frozen while this runs anyway.
-    const nowMs = Date.now()
-    // No await between the read and the write: the input gate makes this atomic per key.
-    const current = this.#read(policy)
-    const { state, decision } = chargeKey(current, policy, nowMs, cost)
-    if (state !== undefined && state !== current) this.#write(policy, state)
-    return decision
+    return this.#decide(policy, cost, chargeKey)
   }
 
   /**
@@ -100,9 +94,25 @@ export class RateLimiterObject extends DurableObject {
    * @param cost - units the request would take
    */
   gate(policy: Policy, cost: number): Decision {
+    return this.#decide(policy, cost, gateKey)
+  }
+
+  /** Runs `run` (an algorithm step) on the key's state now, and writes what changed. */
+  #decide(
+    policy: Policy,
+    cost: number,
+    run: (
+      key: KeyState | undefined,
+      policy: Policy,
+      nowMs: number,
+      cost: number
+    ) => { state: KeyState | undefined; decision: Decision }
+  ): Decision {
+    // One clock read per call: in production Date.now() is frozen while this runs anyway.
     const nowMs = Date.now()
+    // No await between the read and the write: the input gate makes this atomic per key.
     const current = this.#read(policy)
-    const { state, decision } = gateKey(current, policy, nowMs, cost)
+    const { state, decision } = run(current, policy, nowMs, cost)
     if (state !== undefined && state !== current) this.#write(policy, state)
     return decision
   }

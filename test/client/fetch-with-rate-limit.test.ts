@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import {
   fetchWithRateLimit,
   type FetchWithRateLimitOptions,
@@ -158,15 +158,23 @@ describe('fetchWithRateLimit', () => {
     const signals: (AbortSignal | null | undefined)[] = []
     const fetch = async (_: string | URL | Request, init?: RequestInit) => {
       signals.push(init?.signal)
-      // Fires once the (real, 30 s) wait that follows this answer has begun.
-      setTimeout(() => controller.abort(reason), 0)
       return limited({ 'retry-after': '30' })()
     }
-    const pending = fetchWithRateLimit('https://api.test/x', undefined, {
-      fetch,
-      signal: controller.signal,
-    })
-    await expect(pending).rejects.toBe(reason)
+    // The default sleep, on fake timers: abort once its 30 s timer is set, without waiting.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const pending = fetchWithRateLimit('https://api.test/x', undefined, {
+        fetch,
+        signal: controller.signal,
+      })
+      pending.catch(() => {})
+      await vi.waitFor(() => expect(vi.getTimerCount()).toBe(1))
+      controller.abort(reason)
+      await expect(pending).rejects.toBe(reason)
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
     expect(signals).toEqual([controller.signal])
   })
 
