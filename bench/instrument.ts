@@ -123,8 +123,8 @@ if (typeof Base.prototype.alarm === 'function') {
 const worker = inner.default
 export default {
   fetch(request, env, ctx) {
-    if (new URL(request.url).pathname === ${JSON.stringify(COUNTERS_PATH)})
-      return Response.json(counters)
+    // A string test, not a URL parse: the wrapper's own cost is no limiter's.
+    if (request.url.endsWith(${JSON.stringify(COUNTERS_PATH)})) return Response.json(counters)
     counters.requests++
     return worker.fetch(request, wrapEnv(env), ctx)
   },

@@ -25,6 +25,12 @@ export const METHOD_OVERRIDE_PARAM = '_method'
 const KNOWN_METHODS: ReadonlySet<string> = new Set(METHODS)
 
 /**
+ * Whether a query string may hold the `_method` parameter: only one that spells "method",
+ * plainly or percent-encoded, can. Others need not be parsed to know.
+ */
+export const MAY_NAME_METHOD = /method|%/i
+
+/**
  * The `ip` key value shared by every request whose `CF-Connecting-IP` is absent or not an
  * address (not a possible address, so it collides with no client).
  */
@@ -51,14 +57,14 @@ export function requestFacts(
   const url = urlOf(request)
   const facts = new IncomingFacts(request, url)
   if (methodOverride === 'count') {
-    const named = overriddenMethod(request.headers, url.searchParams)
+    const named = overriddenMethod(request.headers, url)
     if (named !== undefined) facts.methodOverride = named
   }
   const header = request.headers.get('cf-connecting-ip')
-  const address = parseAddress(header)
+  const address = addressesOf(header)
   if (address) {
-    facts.address = address.toString()
-    facts.ip = limitedAddress(address)
+    facts.address = address.address
+    facts.ip = address.ip
   } else {
     facts.ip = UNKNOWN_CLIENT
     if (!warned) {
@@ -84,13 +90,12 @@ class IncomingFacts implements RequestFacts {
   readonly method: string
   readonly host: string
   readonly path: string
-  readonly query: URLSearchParams
-  readonly headers: Headers
   declare methodOverride?: string
   declare address?: string
   declare ip?: string
   declare claims?: Record<string, unknown>
   readonly #request: Request
+  readonly #url: URL
   #cf: { country?: unknown; asn?: unknown } | undefined | null = null
   /** Set by `POST /explain`, which describes a request rather than receiving one. */
   #told: { country?: string | undefined; asn?: number | undefined } = {}
@@ -99,9 +104,18 @@ class IncomingFacts implements RequestFacts {
     this.method = request.method.toUpperCase()
     this.host = normalizeHost(url.hostname)
     this.path = normalPathOf(request)
-    this.query = url.searchParams
-    this.headers = request.headers
     this.#request = request
+    this.#url = url
+  }
+
+  // Read when a rule looks at them: most requests need neither the parsed query nor a handle
+  // on the headers beyond the few read below.
+  get query(): URLSearchParams {
+    return this.#url.searchParams
+  }
+
+  get headers(): Headers {
+    return this.#request.headers
   }
 
   get country(): string | undefined {
@@ -135,13 +149,14 @@ class IncomingFacts implements RequestFacts {
  * that are no HTTP method a rule can name are ignored (the request is then counted under its
  * own method); two different methods are refused, since origins disagree on which one wins.
  */
-function overriddenMethod(headers: Headers, query: URLSearchParams): string | undefined {
+function overriddenMethod(headers: Headers, url: URL): string | undefined {
   const values: string[] = []
   for (const name of METHOD_OVERRIDE_HEADERS) {
     const value = headers.get(name)
     if (value !== null) values.push(...value.split(','))
   }
-  if (query.has(METHOD_OVERRIDE_PARAM)) values.push(...query.getAll(METHOD_OVERRIDE_PARAM))
+  const query = MAY_NAME_METHOD.test(url.search) ? url.searchParams : undefined
+  if (query?.has(METHOD_OVERRIDE_PARAM)) values.push(...query.getAll(METHOD_OVERRIDE_PARAM))
   let named: string | undefined
   for (const value of values) {
     const method = value.trim().toUpperCase()
@@ -166,14 +181,25 @@ function overriddenMethod(headers: Headers, query: URLSearchParams): string | un
  * @returns e.g. `"203.0.113.7"` or `"2001:db8:1:2::/64"`, or `undefined` if absent or invalid
  */
 export function clientAddress(value: string | null): string | undefined {
-  const address = parseAddress(value)
-  return address && limitedAddress(address)
+  return addressesOf(value)?.ip
 }
 
-/** The address in the header, IPv4-mapped IPv6 as IPv4; `undefined` if absent or invalid. */
-function parseAddress(value: string | null): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+/** A dotted quad in canonical form (no leading zeros, each part at most 255). */
+const DOTTED_QUAD =
+  /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
+
+/** The header's address as lists match it and as it is limited; `undefined` if unusable. */
+function addressesOf(value: string | null): { address: string; ip: string } | undefined {
   if (value === null) return undefined
   const text = value.trim()
+  // Most clients: a canonical IPv4 address is already its own canonical form, no parse needed.
+  if (DOTTED_QUAD.test(text)) return { address: text, ip: text }
+  const address = parseAddress(text)
+  return address && { address: address.toString(), ip: limitedAddress(address) }
+}
+
+/** The address, IPv4-mapped IPv6 as IPv4; `undefined` if invalid. */
+function parseAddress(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   // Only the canonical forms: ipaddr.isValid() would also take inet_aton spellings like "1.2.3".
   if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text)
   if (!ipaddr.IPv6.isValid(text)) return undefined

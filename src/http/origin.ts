@@ -3,7 +3,8 @@
  * Sends an allowed request on to the origin and hands back its response untouched.
  */
 import { demoOrigin } from './demo-origin'
-import { METHOD_OVERRIDE_HEADERS, METHOD_OVERRIDE_PARAM } from './facts'
+import { MAY_NAME_METHOD, METHOD_OVERRIDE_HEADERS, METHOD_OVERRIDE_PARAM } from './facts'
+import { urlOf } from './request-url'
 import { HttpError } from '../errors'
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
@@ -28,7 +29,7 @@ export async function forwardToOrigin(request: Request, origin: string): Promise
   let target: Request
   if (origin === '') {
     // With no zone origin behind it (wrangler dev, workers.dev) this would call the Worker itself.
-    if (LOOPBACK_HOSTS.has(new URL(request.url).hostname)) {
+    if (LOOPBACK_HOSTS.has(urlOf(request).hostname)) {
       throw badGateway(
         'ORIGIN is not set, and a local request has no zone origin behind it. Run `npm run dev` for the demo origin, or pass --var ORIGIN:<url>.'
       )
@@ -37,7 +38,7 @@ export async function forwardToOrigin(request: Request, origin: string): Promise
   } else {
     const base = parseOrigin(origin)
     if (!base) throw badGateway(`ORIGIN ${JSON.stringify(origin)} is not an http(s) URL.`)
-    const url = new URL(request.url)
+    const url = urlOf(request)
     target = new Request(`${base}${url.pathname}${url.search}`, request)
   }
   try {
@@ -59,8 +60,7 @@ export function withoutMethodOverride(request: Request): Request {
   const headers = METHOD_OVERRIDE_HEADERS.filter((name) => request.headers.has(name))
   const url = new URL(request.url)
   const params = url.search.slice(1).split('&')
-  // Only a query that spells "method", plainly or percent-encoded, can hold the parameter.
-  const kept = /method|%/i.test(url.search)
+  const kept = MAY_NAME_METHOD.test(url.search)
     ? params.filter((param) => paramName(param) !== METHOD_OVERRIDE_PARAM)
     : params
   if (headers.length === 0 && kept.length === params.length) return request

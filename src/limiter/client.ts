@@ -66,7 +66,8 @@ export async function charge(
       )
       return { decision, local: false }
     })
-  return chargeWith(isolate, call, timeoutMs, async () => {
+  // Timed per call and per queued request below, not per request: a timer is not free.
+  return chargeWith(isolate, call, undefined, async () => {
     const name = await nameOf(call)
     const key = identity(rule, name)
     const deadlineMs = Date.now() + timeoutMs
@@ -75,23 +76,28 @@ export async function charge(
       const decision = isolate.blocks.answer(key, policy, cost, Date.now())
       return decision && { decision, local: true }
     }
+    const known = settle()
+    if (known) return known
+    const joins = isolate.lanes.joins(key)
     // A batch waits for the call ahead at most MAX_LINGER_MS: one hop to a far object, not two.
-    return (
-      settle() ??
-      isolate.lanes.run(key, { policy, cost }, send, settle, Math.min(timeoutMs / 2, MAX_LINGER_MS))
-    )
-    // Each request keeps its own timer (in `chargeWith`), even one waiting in a batch another
-    // request sends: workerd cancels a request whose only pending work is another request's
-    // I/O ("the script will never generate a response", a 500), and the timer is its own.
+    const linger = Math.min(timeoutMs / 2, MAX_LINGER_MS)
+    const answer = isolate.lanes.run(key, { policy, cost }, send, settle, linger)
+    // A request that opens a batch waits on its own call, timed in `send`. One that joins
+    // another's batch needs a timer of its own: workerd cancels a request whose only pending
+    // work is another request's I/O ("the script will never generate a response", a 500).
+    return joins ? withTimeout(answer, deadlineMs - Date.now()) : answer
     async function send(items: BatchItem[]): Promise<Answer[]> {
       const sentAtMs = Date.now()
-      const decisions = await withRetry(() =>
-        counted(isolate, rule.id, async (): Promise<Decision[]> => {
-          const stub = stubOf(namespace, rule, name)
-          if (items.length > 1) return await stub.chargeBatch(items)
-          const [only] = items as [BatchItem]
-          return [await stub.charge(only.policy, only.cost)]
-        })
+      const decisions = await withTimeout(
+        withRetry(() =>
+          counted(isolate, rule.id, async (): Promise<Decision[]> => {
+            const stub = stubOf(namespace, rule, name)
+            if (items.length > 1) return await stub.chargeBatch(items)
+            const [only] = items as [BatchItem]
+            return [await stub.charge(only.policy, only.cost)]
+          })
+        ),
+        deadlineMs - sentAtMs
       )
       return items.map((item, i) => {
         const decision = decisions[i]!
@@ -113,7 +119,8 @@ export function decidedLocally(
   call: ChargeCall,
   isolate: LimiterIsolate = limiterIsolate()
 ): Decision | undefined | Promise<Decision | undefined> {
-  if (call.policy.algorithm === 'concurrency') return undefined
+  // Most requests: nothing is blocked here, and the key's name need not be worked out.
+  if (call.policy.algorithm === 'concurrency' || isolate.blocks.size === 0) return undefined
   const name = nameOf(call)
   // A short key names its object as it is: answered without a promise, as most are.
   if (typeof name !== 'string') return name.then((digested) => answerHere(call, digested, isolate))
@@ -138,15 +145,21 @@ function counted<T>(isolate: LimiterIsolate, ruleId: string, send: () => Promise
   return send().finally(() => done(Date.now()))
 }
 
-/** Asks for a decision through `ask`, within `timeoutMs`, applying the call's fail mode. */
+/**
+ * Asks for a decision through `ask`, within `timeoutMs` (`undefined`: `ask` keeps its own
+ * deadline), applying the call's fail mode.
+ */
 async function chargeWith(
   isolate: LimiterIsolate,
   call: ChargeCall,
-  timeoutMs: number,
+  timeoutMs: number | undefined,
   ask: () => Promise<Answer>
 ): Promise<ChargeResult> {
   try {
-    const { decision, local } = await withTimeout(ask(), timeoutMs)
+    const asked = ask()
+    const { decision, local } = await (timeoutMs === undefined
+      ? asked
+      : withTimeout(asked, timeoutMs))
     isolate.stats.decided(call.rule.id, local ? 'local' : 'durableObject')
     return local ? { enforced: true, decision, local } : { enforced: true, decision }
   } catch (error) {

@@ -76,6 +76,17 @@ export class Coalescer<T, R> {
   }
 
   /**
+   * Whether a request for `key` now would join a batch another request opened (and so wait on
+   * that request's call) rather than open one of its own.
+   *
+   * @param key - the object's identity
+   */
+  joins(key: string): boolean {
+    const open = this.#lanes.get(key)?.open
+    return open !== undefined && open.queued.length < this.#maxBatch
+  }
+
+  /**
    * Decides `item` in the object `key` names: in the batch now taking requests for it, or in a
    * new one sent once the call in flight (if any) settles. Before the batch goes, `settle` may
    * answer an item without a call; items it answers are not sent.
@@ -96,7 +107,7 @@ export class Coalescer<T, R> {
     const lane = this.#lanes.get(key)
     const { promise, resolve, reject } = Promise.withResolvers<R>()
     const queued: Queued<T, R> = { item, settle, resolve, reject }
-    if (lane?.open && lane.open.queued.length < this.#maxBatch) {
+    if (lane?.open && this.joins(key)) {
       lane.open.queued.push(queued)
       return promise
     }

@@ -1,3 +1,5 @@
+import fc from 'fast-check'
+import ipaddr from 'ipaddr.js'
 import { describe, expect, it } from 'vitest'
 import { clientAddress, requestFacts, UNKNOWN_CLIENT } from '../../src/http/facts'
 
@@ -26,6 +28,24 @@ describe('clientAddress', () => {
       expect(clientAddress(header)).toBeUndefined()
     }
   )
+
+  it('reads every four-part spelling as ipaddr.js does (the dotted-quad shortcut included)', () => {
+    const part = fc.oneof(
+      fc.integer({ min: 0, max: 300 }).map(String),
+      fc.stringMatching(/^0[0-9]{1,3}$/),
+      fc.constantFrom('0x1f', '', '+1', '1e2', '२')
+    )
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 4, maxLength: 4 }), (parts) => {
+        const text = parts.join('.')
+        const expected = ipaddr.IPv4.isValidFourPartDecimal(text)
+          ? ipaddr.IPv4.parse(text).toString()
+          : undefined
+        expect(clientAddress(text)).toBe(expected)
+      }),
+      { numRuns: 2000 }
+    )
+  })
 })
 
 describe('requestFacts', () => {
