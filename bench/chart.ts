@@ -26,9 +26,13 @@ export function ratioChartSvg(summaries: Summary[], subtitle: string): string {
     color: COLORS[target],
     barGap: '10%',
     data: scenarios.map((scenario) => round(find(scenario, target)?.throughputRatio)),
+    // Inside the bar's foot: at its top a label would sit under the reps' dots.
     label: {
       show: true,
-      position: 'top' as const,
+      position: 'insideBottom' as const,
+      distance: 6,
+      color: '#ffffff',
+      fontWeight: 'bold' as const,
       fontSize: 11,
       formatter: ({ value }: { value: unknown }) => `${Number(value).toFixed(2)}×`,
     },
