@@ -109,6 +109,27 @@ describe('coalescing: concurrent requests for one key go as one call', () => {
     expect(isolate.stats.snapshot().failOpen).toBe(3)
   })
 
+  it('times out every request of a batch whose call never returns, each by its own fail mode', async () => {
+    const isolate = new LimiterIsolate()
+    const hanging = (failMode: 'open' | 'closed') =>
+      charge(
+        flaky,
+        call('a', { rule: { id: 'hangs' }, key: 'hangs|batch', failMode }),
+        50,
+        isolate
+      ).catch((error: unknown) => error)
+    // The first call goes alone; the second opens a batch behind it, which the rest join.
+    const lead = [hanging('open'), hanging('closed')]
+    await vi.waitFor(() => expect(isolate.lanes.joins('hangs|batch')).toBe(true), { interval: 1 })
+    const joined = [hanging('open'), hanging('closed')]
+    const outcomes = await Promise.all([...lead, ...joined])
+    outcomes.forEach((outcome, i) => {
+      if (i % 2) expect((outcome as LimiterUnavailableError).reason).toBe('timeout')
+      else expect(outcome).toEqual({ enforced: false, reason: 'timeout' })
+    })
+    expect(isolate.stats.snapshot().failOpen).toBe(2)
+  })
+
   it('does not coalesce concurrency limits: every acquire is its own call', async () => {
     const isolate = new LimiterIsolate()
     const slots: Policy = {
