@@ -69,12 +69,14 @@ function start(
   url: string,
   connections: number,
   nextIp: () => string,
-  limit: { duration: number } | { amount: number }
+  limit: { duration: number } | { amount: number },
+  rate?: number
 ): Tracker {
   const tracker: Tracker = autocannon({
     url: new URL(PATH, url).href,
     connections,
     ...limit,
+    ...(rate === undefined ? {} : { overallRate: rate }),
     // Used by every scenario, even with a fixed address, so that the load generator does the same
     // work per request everywhere.
     requests: [
@@ -120,14 +122,18 @@ export async function burst(
   }
 }
 
-/** Runs `connections` closed-loop connections for `duration` seconds and summarises them. */
+/**
+ * Runs `connections` closed-loop connections for `duration` seconds, at most `rate` requests
+ * per second in all if given, and summarises them.
+ */
 export async function measure(
   url: string,
   connections: number,
   duration: number,
-  nextIp: () => string
+  nextIp: () => string,
+  rate?: number
 ): Promise<LoadResult> {
-  const tracker = start(url, connections, nextIp, { duration })
+  const tracker = start(url, connections, nextIp, { duration }, rate)
   // autocannon's histogram has 1 ms resolution, too coarse for loopback latencies.
   const latencies: number[] = []
   tracker.on('response', (_client, _status, _bytes, ms) => latencies.push(ms))

@@ -7,6 +7,8 @@ import { SCENARIOS } from './scenarios.ts'
 export interface Options {
   duration: number
   connections: number
+  /** Requests per second across all connections (open-ended when undefined: closed loop). */
+  rate: number | undefined
   reps: number
   scenarios: string[]
   targets: LimiterName[]
@@ -20,6 +22,8 @@ export interface Options {
 export const USAGE = `usage: npm run bench -- [options]
   --duration <s>        measured seconds per run (default 10; --quick: 2)
   --connections <n>     closed-loop connections (default 32)
+  --rate <req/s>        hold the load at this rate instead of as fast as each target answers:
+                        latency below saturation, without queueing (ratios are then ~1)
   --reps <n>            interleaved repetitions (default 3; --quick: 1)
   --scenarios <a,b>     of: ${SCENARIOS.map((s) => s.name).join(', ')} (default all)
   --targets <a,b>       of: ${LIMITERS.join(', ')} (default all; bare always runs)
@@ -37,6 +41,7 @@ export function parseOptions(argv = process.argv.slice(2)): Options {
       options: {
         duration: { type: 'string' },
         connections: { type: 'string', default: '32' },
+        rate: { type: 'string' },
         reps: { type: 'string' },
         scenarios: { type: 'string' },
         targets: { type: 'string' },
@@ -56,6 +61,7 @@ export function parseOptions(argv = process.argv.slice(2)): Options {
     return {
       duration: integer('duration', values.duration ?? (quick ? '2' : '10'), 1),
       connections: integer('connections', values.connections, 1),
+      rate: values.rate === undefined ? undefined : integer('rate', values.rate, 1),
       reps: integer('reps', values.reps ?? (quick ? '1' : '3'), 1),
       scenarios: list(
         'scenarios',

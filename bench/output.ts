@@ -79,7 +79,7 @@ export async function writeReport(
       `\nnote: something else used up to ${noise}% of a core during a run; expect noisy numbers`
     )
 
-  let subtitle = `${options.connections} connections, ${options.duration} s runs, ${options.reps} rep(s), Durable Object hop ${options.latencyMs} ms; ${machine.cpus} x ${machine.model}${options.quick ? '; --quick: harness check, not a result' : ''}`
+  let subtitle = `${options.connections} connections${options.rate ? ` at ${options.rate} req/s` : ''}, ${options.duration} s runs, ${options.reps} rep(s), Durable Object hop ${options.latencyMs} ms; ${machine.cpus} x ${machine.model}${options.quick ? '; --quick: harness check, not a result' : ''}`
   const charted = loadSummaries.filter((s) => s.target !== 'bare' && s.scenario !== BARE)
   const notRun = [...new Set(charted.map((s) => s.scenario))].filter((name) =>
     charted.every((s) => s.scenario !== name || s.skipped !== undefined)

@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   }
   console.log(`machine: ${machine.cpus} x ${machine.model}, node ${machine.node}, ${machine.os}`)
   console.log(
-    `load: ${options.connections} connections x ${options.duration} s, ${options.reps} rep(s), ${options.keys} keys, Durable Object hop ${options.latencyMs} ms`
+    `load: ${options.connections} connections x ${options.duration} s${options.rate ? ` at ${options.rate} req/s` : ''}, ${options.reps} rep(s), ${options.keys} keys, Durable Object hop ${options.latencyMs} ms`
   )
   console.log(`storage: Miniflare temp dirs under ${machine.storageDir} (set TMPDIR to choose)`)
   if (compatibilityDate !== WANTED_COMPATIBILITY_DATE)
@@ -126,6 +126,7 @@ async function main(): Promise<void> {
     ...built,
     duration: options.duration,
     connections: options.connections,
+    rate: options.rate,
     keys: options.keys,
     latencyMs: options.latencyMs,
     track: (target) => {

@@ -19,6 +19,8 @@ export interface RunContext {
   unavailable: Partial<Record<LimiterName, string>>
   duration: number
   connections: number
+  /** Requests per second, or `undefined` for a closed loop (see `--rate`). */
+  rate: number | undefined
   /** Distinct keys of the many-keys and alarm scenarios. */
   keys: number
   latencyMs: number
@@ -141,7 +143,7 @@ export async function measureRun(
   const ownBefore = await own()
   const before = await counters()
   const cpuBefore = cpuSnapshot(context.origin.pid)
-  const load = await measure(url, context.connections, context.duration, nextIp)
+  const load = await measure(url, context.connections, context.duration, nextIp, context.rate)
   const cpu = cpuShare(cpuBefore, cpuSnapshot(context.origin.pid))
   const after = await counters()
   const ownAfter = await own()
