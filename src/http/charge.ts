@@ -32,8 +32,10 @@ type Outcome =
  * never blocks, fails open.
  *
  * Keys this isolate already knows to be denied are answered first, without a call. If one of
- * them blocks (is not in shadow), nothing else is charged: the request is refused, and its
- * other rules neither count it nor report a decision.
+ * them refuses the request (a rule that rejects, not in shadow), nothing else is charged: the
+ * request is refused, and its other rules neither count it nor report a decision. A known
+ * denial of a rule in shadow or of a degrading rule refuses nothing: the request goes on, so
+ * every other rule is charged as on the object path (and one that rejects may still refuse it).
  *
  * @param namespace - the `LIMITER` binding
  * @param checks - the plan's checks
@@ -48,7 +50,7 @@ export async function chargeAll(
   const known = found.some((item) => item instanceof Promise)
     ? await Promise.all(found)
     : (found as (Decision | undefined)[])
-  const blocked = checks.some((check, i) => known[i] !== undefined && !check.shadow)
+  const blocked = checks.some((check, i) => known[i] !== undefined && refuses(check))
   const outcomes = await Promise.all(
     checks.flatMap((check, i): Outcome | Promise<Outcome> | [] => {
       const decision = known[i]
@@ -72,6 +74,11 @@ export async function chargeAll(
     else charged.unenforced.push(outcome.check.rule.id)
   }
   return charged
+}
+
+/** Whether a denial under this check refuses the request, rather than noting or degrading it. */
+function refuses(check: Check): boolean {
+  return !check.shadow && check.rule.degrade === undefined
 }
 
 /**

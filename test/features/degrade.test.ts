@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { clientStats } from '../../src/limiter/stats'
+import { freezeClock } from '../support/clock'
 import { client, parseRateLimit, rules } from '../support/http'
 
 type Echo = { path: string; query: Record<string, string>; headers: Record<string, string> }
@@ -82,5 +84,56 @@ describe('action "degrade": a lighter answer instead of a 429', () => {
     const statuses = []
     for (let i = 0; i < 3; i++) statuses.push((await send('/search', init)).status)
     expect(statuses).toEqual([200, 200, 429])
+  })
+})
+
+describe('a degraded request is still counted by every other rule', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('charges the other rules while the isolate repeats the degrading rule’s refusal, and a rule that rejects then answers 429', async () => {
+    freezeClock()
+    const send = client({
+      rules: rules(
+        {
+          id: 'search-cached',
+          match: { path: '/search' },
+          key: ['ip'],
+          algorithm: 'fixed-window',
+          limit: 3,
+          period: '1m',
+          action: 'degrade',
+          degradeTo: '/search-lite',
+        },
+        {
+          id: 'all-per-ip',
+          match: { path: ['/search', '/search-lite'] },
+          key: ['ip'],
+          algorithm: 'fixed-window',
+          limit: 6,
+          period: '1m',
+        }
+      ),
+    })
+    const init = { ip: '198.51.100.31' }
+    const seen: string[] = []
+    for (let i = 0; i < 20; i++) {
+      const response = await send('/search', init)
+      seen.push(
+        response.status === 200
+          ? (response.headers.get('X-RateLimit-Degraded') ?? '200')
+          : String(response.status)
+      )
+    }
+    // 3 within search's limit, 3 more degraded (all-per-ip counts them), then all-per-ip refuses.
+    expect(seen).toEqual([
+      ...Array<string>(3).fill('200'),
+      ...Array<string>(3).fill('search-cached'),
+      ...Array<string>(14).fill('429'),
+    ])
+    // The isolate answered search's refusal itself from the 5th request on: the test is about that path.
+    const stats = clientStats().snapshot().rules['search-cached']!
+    expect(stats.decisions.local).toBeGreaterThan(0)
   })
 })
