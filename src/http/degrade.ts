@@ -5,6 +5,7 @@
  */
 import type { Check } from '../rules'
 import type { RuleDecision } from './headers'
+import { withoutHeaders } from './strip-headers'
 
 /** Names the rule a degraded request is over the limit of (on the request and its response). */
 export const DEGRADED_HEADER = 'X-RateLimit-Degraded'
@@ -43,17 +44,12 @@ export function degradedRequest(request: Request, check: Check): Request {
 }
 
 /**
- * The request without client-sent copies of the degradation headers: the origin must be able
- * to trust them, so a client cannot ask for (or dodge) the lighter answer by writing them.
- * A request without any is returned as it is.
+ * The request without client-sent copies of the degradation headers, under any spelling: the
+ * origin must be able to trust them, so a client cannot ask for (or dodge) the lighter answer
+ * by writing them. A request without any is returned as it is.
  *
  * @param request - the incoming request
  */
 export function withoutDegradeHeaders(request: Request): Request {
-  const { headers } = request
-  if (!headers.has(DEGRADED_HEADER) && !headers.has(ORIGINAL_PATH_HEADER)) return request
-  const stripped = new Request(request)
-  stripped.headers.delete(DEGRADED_HEADER)
-  stripped.headers.delete(ORIGINAL_PATH_HEADER)
-  return stripped
+  return withoutHeaders(request, [DEGRADED_HEADER, ORIGINAL_PATH_HEADER])
 }

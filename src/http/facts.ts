@@ -4,7 +4,7 @@
  */
 import ipaddr from 'ipaddr.js'
 import { BadRequestError } from '../errors'
-import { METHODS, normalizeHost } from '../rules'
+import { headerSpellings, METHODS, normalizeHost } from '../rules'
 import type { RequestFacts } from '../types'
 import { normalPathOf, urlOf } from './request-url'
 import type { MethodOverrideMode } from './settings'
@@ -151,10 +151,10 @@ class IncomingFacts implements RequestFacts {
  */
 function overriddenMethod(headers: Headers, url: URL): string | undefined {
   const values: string[] = []
-  for (const name of METHOD_OVERRIDE_HEADERS) {
-    const value = headers.get(name)
-    if (value !== null) values.push(...value.split(','))
-  }
+  // Under every spelling an origin could read them by (`X_HTTP_Method_Override` in PHP).
+  for (const name of METHOD_OVERRIDE_HEADERS)
+    for (const spelling of headerSpellings(headers, name))
+      values.push(...headers.get(spelling)!.split(','))
   const query = MAY_NAME_METHOD.test(url.search) ? url.searchParams : undefined
   if (query?.has(METHOD_OVERRIDE_PARAM)) values.push(...query.getAll(METHOD_OVERRIDE_PARAM))
   let named: string | undefined

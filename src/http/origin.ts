@@ -5,6 +5,7 @@
 import { demoOrigin } from './demo-origin'
 import { MAY_NAME_METHOD, METHOD_OVERRIDE_HEADERS, METHOD_OVERRIDE_PARAM } from './facts'
 import { urlOf } from './request-url'
+import { withoutHeaders } from './strip-headers'
 import { HttpError } from '../errors'
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
@@ -57,17 +58,15 @@ export async function forwardToOrigin(request: Request, origin: string): Promise
  * @param request - the incoming request
  */
 export function withoutMethodOverride(request: Request): Request {
-  const headers = METHOD_OVERRIDE_HEADERS.filter((name) => request.headers.has(name))
+  const stripped = withoutHeaders(request, METHOD_OVERRIDE_HEADERS)
   const url = new URL(request.url)
   const params = url.search.slice(1).split('&')
   const kept = MAY_NAME_METHOD.test(url.search)
     ? params.filter((param) => paramName(param) !== METHOD_OVERRIDE_PARAM)
     : params
-  if (headers.length === 0 && kept.length === params.length) return request
+  if (kept.length === params.length) return stripped
   url.search = kept.join('&')
-  const stripped = new Request(url, request)
-  for (const name of headers) stripped.headers.delete(name)
-  return stripped
+  return new Request(url, stripped)
 }
 
 /** A query parameter's name, decoded exactly as `URLSearchParams` (and so the counting) does. */

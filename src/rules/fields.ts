@@ -19,12 +19,15 @@ export interface Field {
 }
 
 /**
- * CGI and WSGI pass `X-Api-Key` and `X_Api_Key` alike as `HTTP_X_API_KEY`: header names fold
- * case and `-`/`_`.
+ * CGI and WSGI pass `X-Api-Key` and `X_Api_Key` alike as `HTTP_X_API_KEY`, and Apache 2.2 and
+ * lighttpd turn every character of a name but letters and digits into `_` (`X.Api~Key` too):
+ * header names fold case, and every other character to `-`.
  */
 export function foldHeaderName(name: string): string {
-  return name.toLowerCase().replaceAll('_', '-')
+  return name.toLowerCase().replace(NOT_ALPHANUMERIC, '-')
 }
+
+const NOT_ALPHANUMERIC = /[^a-z0-9]/g
 
 /**
  * PHP reads `api.key`, `api key` (also `api+key`, as `+` decodes to a space) and `api[key` as
@@ -46,7 +49,7 @@ export function foldQueryName(name: string): string {
 export function compileField(kind: 'header' | 'query', name: string): Field {
   if (kind === 'header') {
     const lower = name.toLowerCase()
-    return { kind, name: lower, folded: foldHeaderName(lower), aliased: /[-_]/.test(lower) }
+    return { kind, name: lower, folded: foldHeaderName(lower), aliased: /[^a-z0-9]/.test(lower) }
   }
   return { kind, name, folded: foldQueryName(name), aliased: true }
 }
@@ -75,6 +78,18 @@ function indexOf<T extends Headers | URLSearchParams>(
     cache.set(entries, index)
   }
   return index
+}
+
+/**
+ * The names under which a request carries a header, as common servers would read it: every
+ * spelling that folds as `name` does (see {@link foldHeaderName}), lower-cased.
+ *
+ * @param headers - the request's headers (an incoming request's: they cannot change)
+ * @param name - the header, spelled any way
+ */
+export function headerSpellings(headers: Headers, name: string): string[] {
+  const spellings = indexOf(headerIndexes, headers, foldHeaderName).get(foldHeaderName(name))
+  return spellings === undefined ? [] : spellings.map(([spelling]) => spelling)
 }
 
 /**

@@ -57,17 +57,36 @@ describe('action "degrade": a lighter answer instead of a 429', () => {
     expect(echoed.headers['x-ratelimit-original-path']).toBeUndefined()
   })
 
-  it('never forwards degradation headers a client wrote itself', async () => {
-    const send = client({ rules: rules(search({ id: 'search-c', degradeHeader: true })) })
-    const echoed = (await (
-      await send('/search', {
-        ip: '198.51.100.23',
-        headers: { 'X-RateLimit-Degraded': 'forged', 'X-RateLimit-Original-Path': '/admin' },
+  // One case per class of spelling that common servers read as the limiter's own headers.
+  it.each([
+    ['as written', 'X-RateLimit-Degraded', 'X-RateLimit-Original-Path'],
+    ['in another case', 'X-RATELIMIT-DEGRADED', 'x-ratelimit-original-path'],
+    ['with _ for - (CGI, WSGI)', 'X_RateLimit_Degraded', 'X_RateLimit_Original_Path'],
+    ['with - and _ mixed', 'X-RateLimit_Degraded', 'X_RateLimit-Original-Path'],
+    [
+      'with other punctuation (Apache 2.2, lighttpd)',
+      'X.RateLimit.Degraded',
+      'X~RateLimit~Original~Path',
+    ],
+  ])(
+    'never forwards degradation headers a client wrote itself, %s',
+    async (label, degraded, original) => {
+      // A rule of its own per case: a third request of one key would be degraded for real.
+      const send = client({
+        rules: rules(search({ id: `search-c-${label.length}`, degradeHeader: true })),
       })
-    ).json()) as Echo
-    expect(echoed.headers['x-ratelimit-degraded']).toBeUndefined()
-    expect(echoed.headers['x-ratelimit-original-path']).toBeUndefined()
-  })
+      const echoed = (await (
+        await send('/search', {
+          ip: '198.51.100.23',
+          headers: { [degraded]: 'forged', [original]: '/admin', 'X-RateLimit-Kept': 'yes' },
+        })
+      ).json()) as Echo
+      expect(Object.keys(echoed.headers).filter((name) => /degraded|original/i.test(name))).toEqual(
+        []
+      )
+      expect(echoed.headers['x-ratelimit-kept']).toBe('yes')
+    }
+  )
 
   it('refuses with 429 when a rule that rejects is over its limit too', async () => {
     const send = client({

@@ -50,6 +50,10 @@ describe('method rules through HTTP', () => {
     ['?_method=', {}, '?_method=GET', '198.51.100.14'],
     ['?%5Fmethod=', {}, '?%5Fmethod=GET', '198.51.100.15'],
     ['a repeated header', { 'x-http-method-override': 'GET, GET' }, '', '198.51.100.16'],
+    // Spellings PHP/CGI and WSGI read as X-HTTP-Method-Override: `_` for `-`, mixed, any punctuation.
+    ['X_HTTP_Method_Override', { x_http_method_override: 'GET' }, '', '198.51.100.17'],
+    ['X-HTTP_Method-Override', { 'x-http_method-override': 'GET' }, '', '198.51.100.18'],
+    ['X.HTTP.Method', { 'x.http.method': 'GET' }, '', '198.51.100.19'],
   ])('counts a POST overridden to GET by %s as GET', async (_label, headers, query, ip) => {
     const post = () => send(`/r/a${query}`, { method: 'POST', headers, ip })
     expect((await send('/r/a', { ip })).status).toBe(200)
@@ -136,7 +140,10 @@ describe('METHOD_OVERRIDE=strip', () => {
           'x-http-method-override': 'GET',
           'x-http-method': 'GET',
           'x-method-override': 'GET',
+          x_http_method_override: 'GET',
+          'X_Method.Override': 'GET',
           'x-kept': 'yes',
+          x_kept_too: 'yes',
         },
         ip,
       })
@@ -147,7 +154,9 @@ describe('METHOD_OVERRIDE=strip', () => {
       expect(Object.keys(echo.headers)).not.toContain('x-http-method-override')
       expect(Object.keys(echo.headers)).not.toContain('x-http-method')
       expect(Object.keys(echo.headers)).not.toContain('x-method-override')
-      expect(echo.headers).toMatchObject({ 'x-kept': 'yes' })
+      expect(Object.keys(echo.headers)).not.toContain('x_http_method_override')
+      expect(Object.keys(echo.headers)).not.toContain('x_method.override')
+      expect(echo.headers).toMatchObject({ 'x-kept': 'yes', x_kept_too: 'yes' })
     }
   })
 
