@@ -14,6 +14,7 @@ import { readSettings } from './http/settings'
 import { wire, type LimiterEnv } from './http/wiring'
 import { kvRules } from './provider/rules-source'
 import { parseRules } from './rules'
+import { logEvent } from './log'
 
 /**
  * Builds the proxy app: the admin API under its prefix; every other request passes the rate
@@ -43,13 +44,7 @@ export function createApp(options: Partial<RateLimitOptions> = {}): Hono<Limiter
     // The one place a thrown error becomes a response: an `HttpError` knows its own.
     if (error instanceof HttpError) return error.getResponse()
     // Whatever else went wrong, the limiter answers with a problem, not a bare 500.
-    console.error(
-      JSON.stringify({
-        event: 'internal-error',
-        error: String(error),
-        stack: (error as Error).stack,
-      })
-    )
+    logEvent('error', 'internal-error', { error: String(error), stack: (error as Error).stack })
     return problemResponse({
       title: 'Service Unavailable',
       status: 503,

@@ -10,6 +10,7 @@ import { planRequest, type Check, type RuleSet, type Skipped } from '../rules'
 import { verifiedClaims } from './claims'
 import type { RequestFacts } from '../types'
 import { requestFacts } from './facts'
+import { keyHasher, type KeyHasher } from './key-hash'
 import { readSettings } from './settings'
 import type { RateLimitBindings } from './wiring'
 
@@ -29,6 +30,8 @@ interface RuleExplanation {
   applies: boolean
   why?: string
   key?: string
+  /** The key as metrics, the live view and alerts show it when the rule hides its keys. */
+  hash?: string
   cost?: number
   shadow?: boolean
   limit?: number
@@ -106,10 +109,11 @@ export async function explain(
   // Every rule whose `match` holds, in document order, as the plan found it.
   const checks = new Map(plan.checks.map((check) => [check.rule, check]))
   const skipped = new Map(plan.skipped.map(({ rule, why }) => [rule, WHY[why]]))
+  const hasher = keyHasher(env?.KEY_HASH_SECRET, namespace)
   const rules = await Promise.all(
     ruleSet.rules.flatMap((rule): (RuleExplanation | Promise<RuleExplanation>)[] => {
       const check = checks.get(rule)
-      if (check) return [explainCheck(check, namespace, timeoutMs)]
+      if (check) return [explainCheck(check, namespace, hasher, timeoutMs)]
       const why = skipped.get(rule)
       return why === undefined ? [] : [{ rule: rule.id, applies: false, why }]
     })
@@ -126,6 +130,7 @@ export async function explain(
 async function explainCheck(
   check: Check,
   namespace: LimiterNamespace,
+  hasher: KeyHasher,
   timeoutMs: number
 ): Promise<RuleExplanation> {
   const decision = await peek(namespace, check, timeoutMs)
@@ -133,6 +138,7 @@ async function explainCheck(
     rule: check.rule.id,
     applies: true,
     key: check.key,
+    ...(check.rule.showKeys ? {} : { hash: await hasher.hidden(check.key) }),
     cost: check.cost,
     shadow: check.shadow,
     limit: decision.limit,

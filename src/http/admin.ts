@@ -22,6 +22,7 @@ import { isolateLeases } from '../limiter/leases'
 import { clientStats } from '../limiter/stats'
 import { explain, ExplainSchema } from './admin-explain'
 import { getRules, putRules } from './admin-rules'
+import { keyHasher } from './key-hash'
 import { readLive } from './live'
 import { keyOf } from './admin-access'
 import { spellsPrefix } from './admin-path'
@@ -83,9 +84,12 @@ export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
           { ...found, policy: found.rule.policy },
           timeoutMs
         )
+        const hasher = keyHasher(env.KEY_HASH_SECRET, options.namespaceOf(c))
         return Response.json({
           rule: found.rule.id,
           key: found.key,
+          // As metrics, the live view and alerts show it when the rule hides its keys.
+          hash: await hasher.hidden(found.key),
           ...decision,
           resetAt: new Date(decision.resetAtMs).toISOString(),
         })
@@ -103,7 +107,9 @@ export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
       const stats = env.LIMITER_STATS
       return Response.json({
         ...clientStats().snapshot(),
-        live: stats ? await readLive(stats) : null,
+        live: stats
+          ? await readLive(stats, keyHasher(env.KEY_HASH_SECRET, options.namespaceOf(c)))
+          : null,
       })
     }
     if (resource === 'explain' && rest.length === 0) {

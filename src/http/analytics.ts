@@ -5,7 +5,8 @@
  */
 import type { Check } from '../rules'
 import type { Decision } from '../types'
-import { keyHash } from './key-hash'
+import type { KeyHasher } from './key-hash'
+import { logEvent } from '../log'
 
 /** What a data point records as `blob2`. */
 export type MetricOutcome =
@@ -42,11 +43,13 @@ export function decidedWhere(decision: Decision | undefined): DecidedWhere {
  * @param dataset - the `RATE_LIMIT_METRICS` binding
  * @param events - the request's events
  * @param country - the request's country (`request.cf.country`), or ''
+ * @param hasher - hashes the limit keys (`index1`)
  */
 export async function writeMetrics(
   dataset: MetricsDataset,
   events: readonly MetricEvent[],
-  country: string
+  country: string,
+  hasher: KeyHasher
 ): Promise<void> {
   try {
     for (const { check, outcome, decision } of events) {
@@ -66,10 +69,10 @@ export async function writeMetrics(
           decision?.limit ?? check.policy.limit,
           decision?.retryAfterMs ?? 0,
         ],
-        indexes: [await keyHash(check.key)],
+        indexes: [await hasher.hash(check.key)],
       })
     }
   } catch (error) {
-    console.warn(JSON.stringify({ event: 'metrics-write-failed', error: String(error) }))
+    logEvent('warn', 'metrics-write-failed', { error: String(error) })
   }
 }

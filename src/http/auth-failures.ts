@@ -9,6 +9,7 @@ import { HttpError } from '../errors'
 import { charge, peek, type LimiterNamespace } from '../limiter/client'
 import { bearerToken, tokenMatches } from './credentials'
 import { clientAddress } from './facts'
+import { logEvent } from '../log'
 
 /** The counter's rule id: rule ids start with a letter or digit, so none can collide. */
 export const AUTH_FAILURE_RULE = '__auth-failures'
@@ -80,7 +81,7 @@ export async function authorize(request: Request, options: AuthorizeOptions): Pr
     if (decision.remaining === 0) {
       const waitMs = remember(call.key, decision.resetAtMs)
       if (!decision.allowed) throw tooManyFailures(waitMs)
-      console.warn(JSON.stringify({ event: 'auth-failures-exceeded', address, waitMs }))
+      logEvent('warn', 'auth-failures-exceeded', { address, waitMs })
     }
   }
   throw unauthorized(options.name)

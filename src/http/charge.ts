@@ -13,6 +13,7 @@ import {
 import type { Check } from '../rules'
 import type { Decision } from '../types'
 import type { RuleDecision } from './headers'
+import { logEvent } from '../log'
 
 /** The outcome of charging every matched key, in rule order. */
 export interface Charged {
@@ -115,13 +116,10 @@ export function refusals(decisions: readonly RuleDecision[]): RuleDecision[] {
     if (item.decision.allowed) continue
     if (!item.check.shadow) denied.push(item)
     else
-      console.warn(
-        JSON.stringify({
-          event: 'rate-limit-would-deny',
-          rule: item.check.rule.id,
-          retryAfterMs: item.decision.retryAfterMs,
-        })
-      )
+      logEvent('warn', 'rate-limit-would-deny', {
+        rule: item.check.rule.id,
+        retryAfterMs: item.decision.retryAfterMs,
+      })
   }
   return denied
 }

@@ -5,6 +5,7 @@
  */
 import { verify } from 'hono/jwt'
 import type { JwtConfig } from '../rules'
+import { logEvent } from '../log'
 
 type VerifyKey = Parameters<typeof verify>[1]
 
@@ -93,7 +94,7 @@ async function importKey(jwt: JwtConfig): Promise<CryptoKey | undefined> {
       : await crypto.subtle.importKey('spki', keyData, algorithm, false, ['verify'])
   } catch (error) {
     // Validation checked the key's structure; a key the runtime still refuses is logged once.
-    console.error(JSON.stringify({ event: 'jwt-key-unusable', alg: jwt.alg, error: String(error) }))
+    logEvent('error', 'jwt-key-unusable', { alg: jwt.alg, error: String(error) })
     return undefined
   }
 }
@@ -104,7 +105,7 @@ function secret(jwt: JwtConfig, env: object | undefined): string | undefined {
   if (typeof value === 'string' && value !== '') return value
   if (!warned.has(name)) {
     warned.add(name)
-    console.error(JSON.stringify({ event: 'jwt-secret-missing', secret: name }))
+    logEvent('error', 'jwt-secret-missing', { secret: name })
   }
   return undefined
 }

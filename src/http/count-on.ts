@@ -10,6 +10,7 @@ import { charge, type LimiterNamespace } from '../limiter/client'
 import { responseCost } from '../rules'
 import { releaseSlots } from './charge'
 import type { RuleDecision } from './headers'
+import { logEvent } from '../log'
 
 /** What counting a response gives: the decisions to show, and the charges under way. */
 export interface Counted {
@@ -59,13 +60,10 @@ export function countResponse(
     if (cost > 0)
       charges.push(
         charge(namespace, { ...check, deferred: false, cost }, timeoutMs).catch((error: unknown) =>
-          console.error(
-            JSON.stringify({
-              event: 'count-on-charge-failed',
-              rule: check.rule.id,
-              error: String(error),
-            })
-          )
+          logEvent('error', 'count-on-charge-failed', {
+            rule: check.rule.id,
+            error: String(error),
+          })
         )
       )
     shown.push({

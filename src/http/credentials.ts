@@ -5,6 +5,7 @@
  * sent on to the origin.
  */
 import { HttpError } from '../errors'
+import { logEvent } from '../log'
 
 /** The Worker secrets the limiter's own endpoints take as bearer tokens. */
 export interface SecretVars {
@@ -12,6 +13,11 @@ export interface SecretVars {
   ADMIN_TOKEN?: string
   /** Enables `POST /json` (envoyproxy/ratelimit's decision endpoint). */
   DECISION_TOKEN?: string
+  /**
+   * Keys the hash that hidden limit keys are shown as (see `key-hash.ts`); without it, a secret
+   * derived from the `LIMITER` namespace.
+   */
+  KEY_HASH_SECRET?: string
 }
 
 const encoder = new TextEncoder()
@@ -86,7 +92,7 @@ export async function carriesLimiterSecret(
  * throw. The token is not echoed; the event is logged without it.
  */
 export function secretRefused(): HttpError {
-  console.warn(JSON.stringify({ event: 'limiter-secret-refused' }))
+  logEvent('warn', 'limiter-secret-refused')
   return new HttpError(
     400,
     'Bad Request',

@@ -8,6 +8,7 @@ import { headerSpellings, METHODS, normalizeHost } from '../rules'
 import type { RequestFacts } from '../types'
 import { normalPathOf, urlOf } from './request-url'
 import type { MethodOverrideMode } from './settings'
+import { logEvent } from '../log'
 
 /**
  * Headers through which frameworks let a client name another method than the request's own
@@ -69,13 +70,10 @@ export function requestFacts(
     facts.ip = UNKNOWN_CLIENT
     if (!warned) {
       warned = true
-      console.warn(
-        JSON.stringify({
-          event: 'client-address-unknown',
-          header: header === null ? 'absent' : 'invalid',
-          ip: UNKNOWN_CLIENT,
-        })
-      )
+      logEvent('warn', 'client-address-unknown', {
+        header: header === null ? 'absent' : 'invalid',
+        ip: UNKNOWN_CLIENT,
+      })
     }
   }
   return facts

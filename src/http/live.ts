@@ -6,7 +6,8 @@
  */
 import { LIVE_STATS_NAME, type LiveStatsObject } from '../limiter/live-stats-object'
 import { LiveTally, type LiveView, type MinuteBatch } from '../live'
-import { hiddenKey } from './key-hash'
+import type { KeyHasher } from './key-hash'
+import { logEvent } from '../log'
 
 /** The stats object's namespace (`LIMITER_STATS`). */
 export type LiveStatsNamespace = DurableObjectNamespace<LiveStatsObject>
@@ -33,8 +34,9 @@ export function flushDue(nowMs: number, intervalMs: number): boolean {
  * throws: a failed flush is logged and its counts are lost, no decision waits on it.
  *
  * @param namespace - the `LIMITER_STATS` binding
+ * @param hasher - hashes the keys of rules that hide them
  */
-export async function flushLive(namespace: LiveStatsNamespace): Promise<void> {
+export async function flushLive(namespace: LiveStatsNamespace, hasher: KeyHasher): Promise<void> {
   const tallied = liveTally.take()
   if (tallied.length === 0) return
   try {
@@ -44,14 +46,14 @@ export async function flushLive(namespace: LiveStatsNamespace): Promise<void> {
         rules,
         limited: await Promise.all(
           limited.map(async ({ hide, ...item }) =>
-            hide ? { ...item, key: await hiddenKey(item.key) } : item
+            hide ? { ...item, key: await hasher.hidden(item.key) } : item
           )
         ),
       }))
     )
     await namespace.getByName(LIVE_STATS_NAME).add(batch)
   } catch (error) {
-    console.warn(JSON.stringify({ event: 'live-stats-flush-failed', error: String(error) }))
+    logEvent('warn', 'live-stats-flush-failed', { error: String(error) })
   }
 }
 
@@ -59,8 +61,12 @@ export async function flushLive(namespace: LiveStatsNamespace): Promise<void> {
  * The live view, with this isolate's counts flushed first so they are in it.
  *
  * @param namespace - the `LIMITER_STATS` binding
+ * @param hasher - hashes the keys of rules that hide them
  */
-export async function readLive(namespace: LiveStatsNamespace): Promise<LiveView> {
-  await flushLive(namespace)
+export async function readLive(
+  namespace: LiveStatsNamespace,
+  hasher: KeyHasher
+): Promise<LiveView> {
+  await flushLive(namespace, hasher)
   return namespace.getByName(LIVE_STATS_NAME).view()
 }

@@ -18,6 +18,7 @@ import type { LimiterNamespace } from '../limiter/client'
 import { openMessageBudget, type MessageBudget } from '../limiter/message-budget'
 import type { Check } from '../rules'
 import type { MessageLimit } from '../rules/messages'
+import { logEvent } from '../log'
 
 /** What becomes of the client's next message. */
 export type Verdict =
@@ -116,14 +117,11 @@ export function messageGate(
       for (const { budget } of counters) budget?.close()
       const shadowed = Object.keys(wouldLimit).length > 0
       if (closedBy === undefined && Object.keys(dropped).length === 0 && !shadowed) return
-      console.warn(
-        JSON.stringify({
-          event: 'websocket-messages-limited',
-          dropped,
-          ...(closedBy !== undefined ? { closedBy } : {}),
-          ...(shadowed ? { wouldLimit } : {}),
-        })
-      )
+      logEvent('warn', 'websocket-messages-limited', {
+        dropped,
+        ...(closedBy !== undefined ? { closedBy } : {}),
+        ...(shadowed ? { wouldLimit } : {}),
+      })
     },
   }
 }

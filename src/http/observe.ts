@@ -7,7 +7,9 @@
 import type { Context } from 'hono'
 import type { Check } from '../rules'
 import { minuteOf } from '../live'
-import { announce, burstsLimits, crossesNearLimit, type Alert } from './alerts'
+import type { LimiterNamespace } from '../limiter/client'
+import { alertDesk, burstsLimits, crossesNearLimit, type Alert } from './alerts'
+import { keyHasher } from './key-hash'
 import { writeMetrics, type MetricEvent } from './analytics'
 import type { Charged } from './charge'
 import type { RuleDecision } from './headers'
@@ -21,12 +23,14 @@ import type { LimiterEnv } from './wiring'
  * nothing it does can change a decision.
  *
  * @param c - the request's context
+ * @param namespace - the `LIMITER` binding (it keys the hash of hidden keys without a secret)
  * @param checks - the plan's checks (to find the rules that failed open)
  * @param charged - what charging them gave
  * @param degradedBy - the degrading rule's check, when the request was degraded, not refused
  */
 export function observe(
   c: Context<LimiterEnv>,
+  namespace: LimiterNamespace,
   checks: readonly Check[],
   charged: Charged,
   degradedBy?: Check
@@ -37,7 +41,7 @@ export function observe(
   const nowMs = Date.now()
   const live = env?.LIMITER_STATS !== undefined
   const events: MetricEvent[] = []
-  const alerts: Alert[] = []
+  const alerts: Exclude<Alert, { event: 'alerts-suppressed' }>[] = []
   for (const { check, decision } of perRule(charged.decisions)) {
     const { rule } = check
     if (decision.allowed) {
@@ -73,13 +77,24 @@ export function observe(
       if (charged.unenforced.includes(check.rule.id)) events.push({ check, outcome: 'fail-open' })
   for (const { check } of charged.failedClosed) events.push({ check, outcome: 'fail-closed' })
 
+  const hasher = () => keyHasher(env?.KEY_HASH_SECRET, namespace)
   const dataset = env?.RATE_LIMIT_METRICS
   if (dataset && events.length > 0) {
     const country = (c.req.raw.cf as { country?: unknown } | undefined)?.country
-    waitUntil(c, writeMetrics(dataset, events, typeof country === 'string' ? country : ''))
+    const where = typeof country === 'string' ? country : ''
+    waitUntil(c, writeMetrics(dataset, events, where, hasher()))
   }
-  for (const alert of alerts) waitUntil(c, announce(alert, settings.alertWebhookUrl))
-  if (live && flushDue(nowMs, settings.liveFlushMs)) waitUntil(c, flushLive(env.LIMITER_STATS!))
+  const webhookUrl = settings.alertWebhookUrl
+  alertDesk.tick(nowMs, webhookUrl)
+  for (const alert of alerts) {
+    const logged = alertDesk.take(alert, nowMs, hasher(), webhookUrl)
+    if (logged) waitUntil(c, logged)
+  }
+  // At most one webhook POST per request, whatever it raised: the queue drains with traffic.
+  const posted = alertDesk.queued > 0 ? alertDesk.sendOne(hasher()) : undefined
+  if (posted) waitUntil(c, posted)
+  if (live && flushDue(nowMs, settings.liveFlushMs))
+    waitUntil(c, flushLive(env.LIMITER_STATS!, hasher()))
 }
 
 /**

@@ -7,6 +7,7 @@ import { MAY_NAME_METHOD, METHOD_OVERRIDE_HEADERS, METHOD_OVERRIDE_PARAM } from 
 import { urlOf } from './request-url'
 import { withoutHeaders } from './strip-headers'
 import { HttpError } from '../errors'
+import { logEvent } from '../log'
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
@@ -45,7 +46,7 @@ export async function forwardToOrigin(request: Request, origin: string): Promise
   try {
     return await fetch(target, { redirect: 'manual' })
   } catch (error) {
-    console.error(JSON.stringify({ event: 'origin-unreachable', error: String(error) }))
+    logEvent('error', 'origin-unreachable', { error: String(error) })
     throw badGateway('The origin could not be reached.')
   }
 }

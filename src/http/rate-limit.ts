@@ -6,6 +6,7 @@
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { HttpError } from '../errors'
+import { logEvent } from '../log'
 import type { LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { planRequest, type Plan, type RuleSet } from '../rules'
@@ -144,10 +145,10 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
       plan.action === 'limit' ? plan.skipped.filter(({ why }) => why === 'unreadable') : []
     if (unreadable.length > 0) {
       const rules = unreadable.map(({ rule }) => rule.id)
-      log('warn', 'rate-limit-would-deny', { rules, reason: 'bad request' })
+      logEvent('warn', 'rate-limit-would-deny', { rules, reason: 'bad request' })
     }
     if (plan.action === 'limit' && plan.wouldDeny !== undefined) {
-      log('warn', 'deny-list-would-deny', { match: plan.wouldDeny })
+      logEvent('warn', 'deny-list-would-deny', { match: plan.wouldDeny })
     }
     if (plan.action === 'pass' || plan.checks.length === 0) {
       c.set('rateLimit', { decisions: [], unenforced: [] })
@@ -166,7 +167,7 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     const releaseAll = () => releaseSlots(namespace, decisions, timeoutMs)
     const denied = refusals(decisions)
     const degradedBy = denied.length > 0 ? degradation(denied) : undefined
-    observe(c, plan.checks, charged, degradedBy)
+    observe(c, namespace, plan.checks, charged, degradedBy)
     if (failedClosed.length > 0) {
       waitUntil(c, releaseAll())
       return unavailable(failedClosed)
@@ -196,7 +197,7 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
       return withHeaders(response, [...headers, ...retryHeaders(retryAfterMs)])
     }
     if (degradedBy) {
-      log('warn', 'rate-limit-degraded', { rule: degradedBy.rule.id, key: degradedBy.key })
+      logEvent('warn', 'rate-limit-degraded', { rule: degradedBy.rule.id, key: degradedBy.key })
       c.req.raw = degradedRequest(c.req.raw, degradedBy)
     }
 
@@ -208,7 +209,7 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     if (delayMs > 0) {
       // A leaky-bucket shaper admitted the request for a later slot: hold it until then.
       extra.push([DELAY_HEADER, String(delayMs)])
-      log('warn', 'rate-limit-shaped', {
+      logEvent('warn', 'rate-limit-shaped', {
         delayMs,
         rules: decisions.filter((d) => d.decision.delayMs).map((d) => d.check.rule.id),
       })
@@ -247,9 +248,4 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     if (policy.mode === 'off') return limit(c, next, settings)
     return withCors(c, policy, () => limit(c, next, settings))
   })
-}
-
-/** One JSON log line. */
-function log(level: 'warn' | 'error', event: string, fields: Record<string, unknown>): void {
-  console[level](JSON.stringify({ event, ...fields }))
 }

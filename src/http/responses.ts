@@ -7,6 +7,7 @@ import type { Check } from '../rules'
 import { retryAfterSeconds, type HeaderEntry, type RuleDecision } from './headers'
 import type { MessageGate } from './message-limits'
 import { relaySocket } from './websocket'
+import { logEvent } from '../log'
 
 /** The default 429: an RFC 9457 problem naming the rule that denied the request. */
 export function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): Response {
@@ -27,7 +28,7 @@ export function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): R
 
 /** The 403 of a client on the deny list. What matched is logged, not told to the client. */
 export function forbidden(match: string): Response {
-  console.warn(JSON.stringify({ event: 'deny-list', match }))
+  logEvent('warn', 'deny-list', { match })
   return problemResponse({
     title: 'Forbidden',
     status: 403,
@@ -39,7 +40,7 @@ export function forbidden(match: string): Response {
 export function unavailable(failed: { check: Check; error: LimiterUnavailableError }[]): Response {
   const rules = failed.map(({ check }) => check.rule.id)
   const reasons = [...new Set(failed.map(({ error }) => error.reason))]
-  console.error(JSON.stringify({ event: 'rate-limit-fail-closed', rules, reasons }))
+  logEvent('error', 'rate-limit-fail-closed', { rules, reasons })
   return problemResponse(
     {
       type: 'https://iana.org/assignments/http-problem-types#temporary-reduced-capacity',

@@ -5,6 +5,7 @@
  */
 
 import { CORS_OFF, corsPolicy, type CorsPolicy } from './cors'
+import { logEvent } from '../log'
 
 /** Which rate-limit headers responses carry. */
 export type HeaderMode = 'both' | 'legacy' | 'ietf' | 'none'
@@ -215,5 +216,5 @@ function corsVar(name: string, value: string | undefined): CorsPolicy {
 function warnOnce(name: string, message: string): void {
   if (warned.has(name)) return
   warned.add(name)
-  console.warn(JSON.stringify({ event: 'bad-setting', setting: name, message }))
+  logEvent('warn', 'bad-setting', { setting: name, message })
 }

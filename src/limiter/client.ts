@@ -15,6 +15,7 @@ import { identity, nameOf, stubOf } from './object-name'
 import type { BatchItem } from './rate-limiter-object'
 import { MAX_LINGER_MS } from './coalesce'
 import { toUnavailable, unavailableOf, withRetry, withTimeout } from './rpc'
+import { logEvent } from '../log'
 
 export type { ChargeCall, ChargeResult, KeyRef, LimiterNamespace } from './charge-call'
 
@@ -166,14 +167,11 @@ async function chargeWith(
     const unavailable = unavailableOf(error)
     if (call.failMode === 'closed') throw unavailable
     isolate.stats.failedOpen(call.rule.id)
-    console.warn(
-      JSON.stringify({
-        event: 'rate-limit-fail-open',
-        rule: call.rule.id,
-        reason: unavailable.reason,
-        error: String(unavailable.cause ?? unavailable.message),
-      })
-    )
+    logEvent('warn', 'rate-limit-fail-open', {
+      rule: call.rule.id,
+      reason: unavailable.reason,
+      error: String(unavailable.cause ?? unavailable.message),
+    })
     return { enforced: false, reason: unavailable.reason }
   }
 }
@@ -254,12 +252,6 @@ export async function releaseSlot(
       timeoutMs
     )
   } catch (error) {
-    console.warn(
-      JSON.stringify({
-        event: 'concurrency-release-failed',
-        rule: key.rule.id,
-        error: String(error),
-      })
-    )
+    logEvent('warn', 'concurrency-release-failed', { rule: key.rule.id, error: String(error) })
   }
 }

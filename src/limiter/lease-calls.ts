@@ -13,6 +13,7 @@ import { nameOf, stubOf } from './object-name'
 import type { Reservation } from './rate-limiter-object'
 import { unavailableOf, withRetry, withTimeout } from './rpc'
 import type { ClientStats } from './stats'
+import { logEvent } from '../log'
 
 /** Where the calls go and how they are counted. */
 export interface LeaseCallContext {
@@ -77,9 +78,7 @@ export async function refundUnits(
       to.timeoutMs
     )
   } catch (error) {
-    console.warn(
-      JSON.stringify({ event: 'lease-refund-failed', rule: lease.ruleId, error: String(error) })
-    )
+    logEvent('warn', 'lease-refund-failed', { rule: lease.ruleId, error: String(error) })
   }
 }
 
@@ -98,14 +97,11 @@ export function failedCharge(
 ): ChargeResult {
   if (call.failMode === 'closed') throw error
   stats.failedOpen(call.rule.id)
-  console.warn(
-    JSON.stringify({
-      event: 'rate-limit-fail-open',
-      rule: call.rule.id,
-      reason: error.reason,
-      error: String(error.cause ?? error.message),
-    })
-  )
+  logEvent('warn', 'rate-limit-fail-open', {
+    rule: call.rule.id,
+    reason: error.reason,
+    error: String(error.cause ?? error.message),
+  })
   return { enforced: false, reason: error.reason }
 }
 

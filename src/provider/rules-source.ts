@@ -16,6 +16,7 @@ import {
   type StoredRules,
 } from './rules-store'
 import type { RulesContext, RulesSource, RulesStatus } from './source'
+import { logEvent } from '../log'
 
 export { RULES_KV_KEY, LAST_GOOD_KV_KEY } from './rules-store'
 export { staticRules, type RulesContext, type RulesSource, type RulesStatus } from './source'
@@ -254,9 +255,7 @@ export class KvRulesSource implements RulesSource {
 }
 
 function log(event: string, fields: Record<string, unknown>): void {
-  const line = JSON.stringify({ event, ...fields })
-  if (event.endsWith('failed') || event.endsWith('rejected')) console.error(line)
-  else console.log(line)
+  logEvent(event.endsWith('failed') || event.endsWith('rejected') ? 'error' : 'log', event, fields)
 }
 
 /**

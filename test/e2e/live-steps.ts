@@ -38,7 +38,7 @@ export async function checkLive(page: Page, context: LiveContext): Promise<void>
     const xssRow = page.locator('#top-table tbody tr', { hasText: context.xss })
     await xssRow.waitFor()
     check((await page.locator('#top-table img').count()) === 0, 'no element made from a key')
-    const hidden = page.locator('#top-table tbody tr', { hasText: 'sha256:9f86d081884c7d65' })
+    const hidden = page.locator('#top-table tbody tr', { hasText: 'hmac:9f86d081884c7d65' })
     check((await hidden.getByRole('button').count()) === 0, 'a hidden key has no reset button')
   }
   await page.locator('.chart[data-rule="api-per-ip"] canvas').first().waitFor()
@@ -89,7 +89,7 @@ async function routeSyntheticLive(page: Page, context: LiveContext): Promise<voi
         retryAfterMs: 100,
       },
       // A rule with showKeys off reports a hash: shown, but not resettable from the page.
-      { rule: 'api-key-burst', key: 'sha256:9f86d081884c7d65', count: 2, retryAfterMs: 0 },
+      { rule: 'api-key-burst', key: 'hmac:9f86d081884c7d65', count: 2, retryAfterMs: 0 },
     ],
   }
   await page.route(`${context.base}/__ratelimit/stats`, async (route) => {

@@ -1,7 +1,9 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createApp } from '../../src/app'
+import { ALERTS_PER_RULE_PER_MINUTE, MAX_WEBHOOKS_IN_FLIGHT } from '../../src/http/alerts'
+import { freezeClock } from '../support/clock'
 import { client, rules } from '../support/http'
 
 /** The webhook receiver of the test origin (test/support/origin-server.ts). */
@@ -98,5 +100,101 @@ describe('near-limit and limited-burst alerts', () => {
     expect(bodies).toEqual([
       { event: 'limited-burst', rule: 'burst', keys: 3, minute: expect.any(String) },
     ])
+  })
+})
+
+/** A near-limit rule keyed on a header the client chooses: every fresh value raises an event. */
+const perUser = (id: string) => ({
+  id,
+  match: { path: `/${id}` },
+  key: ['header:x-user'],
+  showKeys: true,
+  algorithm: 'token-bucket',
+  limit: 2,
+  period: '24h',
+  nearLimit: 0.5,
+})
+
+/** Sends without waiting for the request's background work (a webhook that hangs holds it). */
+function sender(ruleSet: ReturnType<typeof rules>, webhook: string) {
+  const app = createApp({ rules: ruleSet })
+  const vars = { ...env, ORIGIN: 'demo', ALERT_WEBHOOK_URL: webhook }
+  const contexts: ExecutionContext[] = []
+  const send = async (path: string, user: string) => {
+    const ctx = createExecutionContext()
+    contexts.push(ctx)
+    const request = new Request(`https://example.com${path}`, { headers: { 'x-user': user } })
+    return (await app.fetch(request, vars, ctx)).status
+  }
+  return { send, settled: () => Promise.all(contexts.map((ctx) => waitOnExecutionContext(ctx))) }
+}
+
+/** Fresh keys sent in a minute: four times the budget. */
+const FLOOD = 4 * ALERTS_PER_RULE_PER_MINUTE
+
+describe('the alert budget', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+    vi.restoreAllMocks()
+  })
+
+  it('announces at most ALERTS_PER_RULE_PER_MINUTE events of a rule a minute, then one summary of the rest', async () => {
+    const startMs = freezeClock()
+    vi.setSystemTime(Math.floor(startMs / 60_000) * 60_000 + 60_000)
+    const warn = vi.spyOn(console, 'warn')
+    const { send, settled } = sender(rules(perUser('flood')), hook('flood'))
+    const statuses = []
+    for (let n = 0; n < FLOOD; n++) {
+      statuses.push(await send('/flood', `user-${n}`))
+      await settled()
+    }
+    expect(statuses).toEqual(Array(FLOOD).fill(200))
+    const bodies = await received('flood')
+    expect(bodies).toHaveLength(ALERTS_PER_RULE_PER_MINUTE)
+    expect(new Set(bodies.map((b) => b.event))).toEqual(new Set(['near-limit']))
+    const logged = warn.mock.calls.filter(([line]) =>
+      String(line).includes('rate-limit-near-limit')
+    )
+    expect(logged).toHaveLength(ALERTS_PER_RULE_PER_MINUTE)
+
+    // The next minute's first request sends the summary (the same key: nothing new to announce).
+    vi.setSystemTime(Date.now() + 60_000)
+    await send('/flood', `user-${FLOOD - 1}`)
+    await settled()
+    const after = await received('flood')
+    expect(after).toHaveLength(ALERTS_PER_RULE_PER_MINUTE + 1)
+    expect(after.at(-1)).toEqual({
+      event: 'alerts-suppressed',
+      rule: 'flood',
+      minute: expect.any(String),
+      perMinute: ALERTS_PER_RULE_PER_MINUTE,
+      suppressed: { 'near-limit': FLOOD - ALERTS_PER_RULE_PER_MINUTE, 'limited-burst': 0 },
+    })
+  })
+
+  it('sends at most one webhook POST per request, the rest with the requests that follow', async () => {
+    const { send, settled } = sender(
+      rules(perUser('two-a'), { ...perUser('two-b'), match: { path: '/two-a' } }),
+      hook('two')
+    )
+    await send('/two-a', 'one')
+    await settled()
+    expect(await received('two')).toHaveLength(1)
+    await send('/two-a', 'one')
+    await settled()
+    expect((await received('two')).map((b) => b.rule)).toEqual(['two-a', 'two-b'])
+  })
+
+  it('has at most MAX_WEBHOOKS_IN_FLIGHT POSTs in flight; the others wait in the queue', async () => {
+    const { send, settled } = sender(rules(perUser('slow')), hook('slow', '?hang=1'))
+    for (let n = 0; n < MAX_WEBHOOKS_IN_FLIGHT + 3; n++) await send('/slow', `user-${n}`)
+    // Each request started its POST before answering, if it started one at all.
+    expect(await received('slow')).toHaveLength(MAX_WEBHOOKS_IN_FLIGHT)
+    await fetch(hook('slow', '/release'), { method: 'POST' })
+    await settled()
+    for (let n = 0; n < 3; n++) await send('/slow', 'user-0')
+    await fetch(hook('slow', '/release'), { method: 'POST' })
+    await settled()
+    expect(await received('slow')).toHaveLength(MAX_WEBHOOKS_IN_FLIGHT + 3)
   })
 })

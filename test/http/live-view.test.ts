@@ -116,8 +116,28 @@ describe('the live view in GET /__ratelimit/stats', () => {
     expect(statuses).toEqual([200, 429, 429])
     const view = await live()
     const hidden = view.topLimited.find(({ rule }) => rule === 'live-hidden')
-    expect(hidden?.key).toMatch(/^sha256:[0-9a-f]{16}$/)
+    expect(hidden?.key).toMatch(/^hmac:[0-9a-f]{16}$/)
     expect(hidden?.count).toBe(2)
     expect(JSON.stringify(view)).not.toContain('sk-live-123')
+    // Not the plain SHA-256 of the key, which anyone could compute from a guess.
+    const plain = await crypto.subtle.digest(
+      'SHA-256',
+      new TextEncoder().encode('live-hidden|sk-live-123')
+    )
+    const plainHex = [...new Uint8Array(plain, 0, 8)]
+      .map((b) => b.toString(16).padStart(2, '0'))
+      .join('')
+    expect(hidden?.key).not.toBe(`hmac:${plainHex}`)
+    // The operator looks the raw key up and finds the same hash: the server hashes it.
+    const ctx = createExecutionContext()
+    const lookup = await app.fetch(
+      new Request('https://example.com/__ratelimit/keys/live-hidden/sk-live-123', {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      }),
+      vars,
+      ctx
+    )
+    await waitOnExecutionContext(ctx)
+    expect(((await lookup.json()) as { hash: string }).hash).toBe(hidden?.key)
   })
 })

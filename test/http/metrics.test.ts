@@ -1,4 +1,6 @@
+import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
+import { keyHasher } from '../../src/http/key-hash'
 import type { LimiterNamespace } from '../../src/limiter/client'
 import { client, rules } from '../support/http'
 
@@ -8,11 +10,9 @@ function recordingDataset() {
   return { points, writeDataPoint: (point: AnalyticsEngineDataPoint) => void points.push(point) }
 }
 
-const sha256Prefix = async (key: string) =>
-  [...new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key)))]
-    .slice(0, 8)
-    .map((b) => b.toString(16).padStart(2, '0'))
-    .join('')
+/** `index1` as the Worker writes it: an HMAC-SHA-256 prefix keyed by the deployment's secret. */
+const keyedPrefix = (key: string) =>
+  keyHasher(undefined, env.LIMITER as unknown as LimiterNamespace).hash(key)
 
 const flaky = (c: { env: { FLAKY_LIMITER: unknown } }) => c.env.FLAKY_LIMITER as LimiterNamespace
 
@@ -53,7 +53,7 @@ describe('Analytics Engine metrics', () => {
         ).status
       )
     expect(statuses).toEqual([200, 200, 200, 429])
-    const hash = await sha256Prefix(`m-api|${apiKey}`)
+    const hash = await keyedPrefix(`m-api|${apiKey}`)
     const api = dataset.points.filter((p) => p.blobs![0] === 'm-api')
     expect(api.map((p) => p.blobs![1])).toEqual([
       'allowed',

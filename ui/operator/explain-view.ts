@@ -13,6 +13,7 @@ interface Explained {
   applies: boolean
   why?: string
   key?: string
+  hash?: string
   cost?: number
   shadow?: boolean
   limit?: number
@@ -100,7 +101,13 @@ function row(rule: Explained, reset: (rule: string, key: string) => void): HTMLE
     'tr',
     { 'data-rule': rule.rule },
     h('td', { class: 'key' }, rule.rule, rule.shadow ? ' (shadow)' : ''),
-    h('td', { class: 'key' }, rule.key ? keyLabel(rule.rule, rule.key) : ''),
+    h(
+      'td',
+      { class: 'key' },
+      rule.key ? keyLabel(rule.rule, rule.key) : '',
+      // A rule that hides its keys shows this hash of it in the live view, metrics and alerts.
+      rule.hash ? h('div', { class: 'note' }, `shown as ${rule.hash}`) : ''
+    ),
     h('td', {}, `${rule.remaining ?? '?'} of ${rule.limit ?? '?'}`),
     h('td', {}, verdict),
     h('td', {}, rule.key ? button('Reset', () => reset(rule.rule, rule.key!)) : '')

@@ -21,7 +21,7 @@ function decode(part: string): string {
 
 /**
  * Whether a key is shown as stored (`<rule>|…`) and can be reset from the page; a rule with
- * `showKeys` off reports only a hash of it (`sha256:…`).
+ * `showKeys` off reports only a hash of it (`hmac:…`).
  */
 export function isStoredKey(rule: string, key: string): boolean {
   return key.startsWith(`${rule}|`)
