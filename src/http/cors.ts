@@ -6,12 +6,13 @@
  * or `rateLimit({ cors })`:
  *
  * - `off` (the default): no CORS headers at all, as before.
- * - `*`: any origin, without credentials.
+ * - `*`: any origin, without credentials. A preflight the limiter answers itself is granted
+ *   only for what needs no preflight (GET, HEAD, POST and the safelisted headers).
  * - a list of exact origins: those, without credentials.
  * - `mirror`: the `Access-Control-*` headers the origin sent on its last answer for the same
  *   path and `Origin`, kept per isolate (bounded, least recently used go first). Nothing is
  *   mirrored before the origin has answered once in that isolate; credentials only if the
- *   origin allowed them.
+ *   origin allowed them. Kept per host and path.
  *
  * Only the rate-limit middleware applies it ({@link withCors}), so the admin API and `/json`
  * never carry CORS headers.
@@ -48,6 +49,16 @@ export type CorsPolicy =
 export const CORS_OFF: CorsPolicy = { mode: 'off' }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/** The methods and request headers the Fetch standard lets a page send without a preflight. */
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST'])
+const SAFE_HEADERS: ReadonlySet<string> = new Set([
+  'accept',
+  'accept-language',
+  'content-language',
+  'content-type',
+])
+const isSafeHeader = (name: string) => SAFE_HEADERS.has(name.toLowerCase())
 
 /**
  * Compiles a setting.
@@ -169,6 +180,10 @@ function grant(
     .map((name) => name.trim())
     .filter(Boolean)
   if (!TOKEN.test(method) || !asked.every((name) => TOKEN.test(name))) return undefined
+  // Under `*` no origin has been vouched for: the limiter grants only what a page may send
+  // cross-origin without asking, never a method or header the origin has not approved itself.
+  if (policy.mode === 'any' && !(SAFE_METHODS.has(method) && asked.every(isSafeHeader)))
+    return undefined
   headers.push(['Access-Control-Allow-Methods', method])
   if (asked.length > 0) headers.push(['Access-Control-Allow-Headers', asked.join(', ')])
   return headers
@@ -223,9 +238,11 @@ function appendList(headers: Headers, name: string, items: readonly string[]): v
 const mirrored = new Map<string, [string, string][]>()
 
 function mirrorKey(request: Request, origin: string, preflight: boolean): string | undefined {
-  const path = urlOf(request).pathname
-  if (path.length > MAX_MIRRORED_PATH || origin.length > MAX_MIRRORED_PATH) return undefined
-  return `${preflight ? 'preflight' : 'response'} ${origin} ${path}`
+  // The host too: a route may serve several hosts, each with an origin (and CORS) of its own.
+  const { host, pathname } = urlOf(request)
+  const where = `${host}${pathname}`
+  if (where.length > MAX_MIRRORED_PATH || origin.length > MAX_MIRRORED_PATH) return undefined
+  return `${preflight ? 'preflight' : 'response'} ${origin} ${where}`
 }
 
 function remember(request: Request, origin: string, preflight: boolean, headers: Headers): void {

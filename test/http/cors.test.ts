@@ -144,6 +144,41 @@ describe('CORS_ORIGINS=*', () => {
   })
 })
 
+describe('CORS_ORIGINS=* and preflights the limiter answers itself', () => {
+  const send = client({ rules: onePerPath }, { CORS_ORIGINS: '*' })
+  const ask = (ip: string, method: string, headers: string) => ({
+    ip,
+    method: 'OPTIONS',
+    headers: {
+      origin: 'https://anyone.example',
+      'access-control-request-method': method,
+      'access-control-request-headers': headers,
+    },
+  })
+
+  it('grants no method or header the origin has not approved: a limited PUT preflight gets its 429', async () => {
+    expect((await send('/api/star-put', ask('198.51.100.113', 'PUT', 'x-api-key'))).status).toBe(
+      200
+    )
+    const limited = await send('/api/star-put', ask('198.51.100.113', 'PUT', 'x-api-key'))
+    expect(limited.status).toBe(429)
+    expect(corsOf(limited)).toEqual({})
+  })
+
+  it('grants a limited preflight for what a page may send without one (POST, Content-Type)', async () => {
+    const init = ask('198.51.100.114', 'POST', 'Content-Type')
+    expect((await send('/api/star-post', init)).status).toBe(200)
+    const limited = await send('/api/star-post', init)
+    expect(limited.status).toBe(204)
+    expect(corsOf(limited)).toEqual({
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'POST',
+      'access-control-allow-headers': 'Content-Type',
+      vary: 'Access-Control-Request-Method, Access-Control-Request-Headers',
+    })
+  })
+})
+
 describe('CORS_ORIGINS=mirror', () => {
   const send = client({ rules: onePerPath }, { CORS_ORIGINS: 'mirror', ORIGIN: env.TEST_ORIGIN })
 
@@ -184,6 +219,15 @@ describe('CORS_ORIGINS=mirror', () => {
       'access-control-max-age': '600',
       vary: 'Origin',
     })
+  })
+
+  it('mirrors per host: what one host’s origin approved is not granted on another', async () => {
+    const ip = '198.51.100.126'
+    expect((await send('https://a.example.com/api/h?cors', preflight(ip))).status).toBe(204)
+    // The same client and path on another host: limited, and that host's origin never answered.
+    const limited = await send('https://c.example.com/api/h?cors', preflight(ip))
+    expect(limited.status).toBe(429)
+    expect(corsOf(limited)).toEqual({ vary: 'Origin' })
   })
 
   it('withdraws what it mirrors once the origin answers without CORS', async () => {

@@ -39,6 +39,15 @@ describe('SpaceSaving', () => {
     expect(sketch.size).toBeLessThanOrEqual(slots)
   })
 
+  it('keeps a key limited in more than 1 % of the minute’s refusals through a flood of fresh keys', () => {
+    // An attacker limited under a new key each time cannot push a real heavy hitter out.
+    const sketch = new SpaceSaving<number>(100)
+    for (let i = 0; i < 10_000; i++) sketch.add(i % 50 === 0 ? 'heavy' : `fresh-${i}`, i)
+    const heavy = sketch.top().find(({ id }) => id === 'heavy')
+    // Its count is an upper bound: at least its true 200 refusals.
+    expect(heavy?.count).toBeGreaterThanOrEqual(200)
+  })
+
   it('keeps the latest value', () => {
     const sketch = new SpaceSaving<string>(2)
     sketch.add('k', 'first')

@@ -13,7 +13,7 @@ export function rules(...items: Record<string, unknown>[]): RuleSet {
   return parseRules({ version: 1, rules: items }, 'test')
 }
 
-/** Builds the proxy app with `options` and sends one request through it. */
+/** Builds the proxy app with `options` and sends one request through it (a path on example.com, or a whole URL). */
 export function client(
   options: Partial<RateLimitOptions> = {},
   vars: Record<string, unknown> = {}
@@ -24,7 +24,10 @@ export function client(
     if (init.ip) headers.set('cf-connecting-ip', init.ip)
     const ctx = createExecutionContext()
     const response = await app.fetch(
-      new Request(`https://example.com${path}`, { ...init, headers }),
+      new Request(/^https?:/.test(path) ? path : `https://example.com${path}`, {
+        ...init,
+        headers,
+      }),
       { ...env, ...vars },
       ctx
     )
