@@ -1,13 +1,16 @@
 /**
  * @module tools/fuzz
- * `npm run fuzz -- [--requests N] [--documents N] [--seed S] [--concurrency C] [--smoke]`: sends
+ * `npm run fuzz -- [--requests N] [--documents N] [--mixes N] [--seed S] [--concurrency C]
+ * [--smoke]`: sends
  * generated requests and rules documents through the built Worker in workerd (Miniflare's
  * dispatchFetch, on 127.0.0.1, with the demo origin) and fails (exit 1) on any 500, any request
  * that got no answer, and any uncaught error or `internal-error` in workerd's logs.
  *
  * Documents go in between the requests: most through `PUT /__ratelimit/rules`, one in five
  * (in runs of 100) written to KV directly, so that invalid ones reach the refresh path too; valid
- * ones then govern the traffic that follows.
+ * ones then govern the traffic that follows. Then come the policy mixes (`fuzz-mix-run.ts`):
+ * documents that mix every kind of rule, each with traffic of its own and an exact oracle, which
+ * fail the run on any limit exceeded or any request a rule did not count.
  */
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
@@ -18,9 +21,10 @@ import { buildBundle, limiterWorkerOptions } from '../bench/targets.ts'
 import { SECRETS, requestSpec, toRequest, type RequestSpec } from './fuzz-requests.ts'
 import { anyJson, mutatedDocument, validDocument } from './fuzz-rules.ts'
 import { FuzzLog, Tally } from './fuzz-report.ts'
+import { mixLines, runMixes, type MixReport } from './fuzz-mix-run.ts'
 
 const USAGE =
-  'usage: npm run fuzz -- [--requests N] [--documents N] [--seed S] [--concurrency C] [--smoke]'
+  'usage: npm run fuzz -- [--requests N] [--documents N] [--mixes N] [--seed S] [--concurrency C] [--smoke]'
 const root = resolve(import.meta.dirname, '..')
 const OUTDIR = '.fuzz-out'
 const ORIGIN = 'http://fuzz.example'
@@ -97,10 +101,11 @@ async function send(
 
 async function main(): Promise<void> {
   const started = Date.now()
-  const { requests, documents, seed, concurrency } = options
+  const { requests, documents, mixes, seed, concurrency } = options
   console.log(
-    `fuzz: ${requests} requests, ${documents} documents, seed ${seed}, ${concurrency} at once`
+    `fuzz: ${requests} requests, ${documents} documents, ${mixes} policy mixes, seed ${seed}, ${concurrency} at once`
   )
+  let mixed: MixReport | undefined
   console.log(`building: wrangler deploy --dry-run --outdir ${OUTDIR}`)
   await buildBundle(root, OUTDIR)
   const mf = new Miniflare({
@@ -159,20 +164,27 @@ async function main(): Promise<void> {
       }
     }
     await Promise.all(Array.from({ length: concurrency }, worker))
+    if (mixes > 0) mixed = await runMixes(mf, ORIGIN, SECRETS.ADMIN_TOKEN, mixes, seed)
   } finally {
     await mf.dispose()
   }
   const seconds = (Date.now() - started) / 1000
-  const failures = [...tally.failures, ...log.failures]
+  const failures = [
+    ...tally.failures,
+    ...log.failures,
+    ...(mixed ? [...mixed.errors, ...mixed.exceeded, ...mixed.uncounted] : []),
+  ]
   console.log(
-    `\n${tally.report()}\n${log.report()}\ntime: ${seconds.toFixed(1)} s (bundle build included)`
+    `\n${tally.report()}\n${log.report()}\n${mixed ? `${mixLines(mixed)}\n` : ''}time: ${seconds.toFixed(1)} s (bundle build included)`
   )
   if (failures.length > 0) {
     console.error(`\nFAILED: ${failures.length} problem(s); the first ones:`)
     for (const failure of failures.slice(0, 20)) console.error(`  ${failure}`)
     process.exitCode = 1
   } else {
-    console.log('\nok: no 500, every request answered, no uncaught error or internal-error logged')
+    console.log(
+      '\nok: no 500, every request answered, no uncaught error or internal-error logged, no limit exceeded, every request counted by its rules'
+    )
   }
 }
 
@@ -189,6 +201,7 @@ function readOptions() {
       options: {
         requests: { type: 'string' },
         documents: { type: 'string' },
+        mixes: { type: 'string' },
         seed: { type: 'string', default: '8' },
         concurrency: { type: 'string', default: '64' },
         // What CI runs: a tenth of the requests and a twentieth of the documents.
@@ -198,6 +211,7 @@ function readOptions() {
     return {
       requests: count('requests', values.requests ?? (values.smoke ? '10000' : '100000')),
       documents: count('documents', values.documents ?? (values.smoke ? '500' : '10000')),
+      mixes: count('mixes', values.mixes ?? (values.smoke ? '40' : '400')),
       seed: count('seed', values.seed),
       concurrency: Math.max(1, count('concurrency', values.concurrency)),
     }

@@ -9,6 +9,7 @@ import type { ConcurrencyPolicy } from '../algorithms'
 import { LimiterUnavailableError } from '../errors'
 import type { Decision } from '../types'
 import type { ChargeCall, ChargeResult, KeyRef, LimiterNamespace } from './charge-call'
+import { failedCharge } from './lease-calls'
 import { isolateLeases } from './leases'
 import { limiterIsolate, type Answer, type LimiterIsolate } from './isolate'
 import { identity, nameOf, stubOf } from './object-name'
@@ -164,15 +165,7 @@ async function chargeWith(
     isolate.stats.decided(call.rule.id, local ? 'local' : 'durableObject')
     return local ? { enforced: true, decision, local } : { enforced: true, decision }
   } catch (error) {
-    const unavailable = unavailableOf(error)
-    if (call.failMode === 'closed') throw unavailable
-    isolate.stats.failedOpen(call.rule.id)
-    logEvent('warn', 'rate-limit-fail-open', {
-      rule: call.rule.id,
-      reason: unavailable.reason,
-      error: String(unavailable.cause ?? unavailable.message),
-    })
-    return { enforced: false, reason: unavailable.reason }
+    return failedCharge(isolate.stats, call, unavailableOf(error))
   }
 }
 

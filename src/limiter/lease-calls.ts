@@ -83,7 +83,8 @@ export async function refundUnits(
 }
 
 /**
- * What a request whose reservation failed gets: its fail mode, logged as on the exact path.
+ * What a request gets when no decision could be had (a call failed or timed out): its fail mode,
+ * logged; on the exact path and the leased one alike.
  *
  * @param stats - where fail-opens are counted
  * @param call - the request's check
