@@ -8,6 +8,8 @@
  *
  * With `countDenied` (envoyproxy/ratelimit's behaviour, which increments before comparing) a
  * denied request is counted too, so a flood keeps its window exhausted.
+ *
+ * Leased quotas may charge units ahead for the next window (`next`): they become its count.
  */
 import type { Decision } from '../types'
 import type { Algorithm, FixedWindowPolicy } from './types'
@@ -18,31 +20,60 @@ export interface FixedWindowState {
   windowStartMs: number
   /** Units counted in it. */
   count: number
+  /** Units charged ahead for the window after it (leased quotas), if any. */
+  next?: number
+}
+
+/** The state in the window containing `nowMs`; a clock that went back stays in the one it had. */
+function advance(
+  state: FixedWindowState | undefined,
+  periodMs: number,
+  nowMs: number
+): FixedWindowState {
+  const windowStartMs = Math.floor(nowMs / periodMs) * periodMs
+  if (state && windowStartMs <= state.windowStartMs) return state
+  const ahead = state && windowStartMs - state.windowStartMs === periodMs ? (state.next ?? 0) : 0
+  return { windowStartMs, count: ahead }
 }
 
 /** The fixed window counter. */
 export const fixedWindow: Algorithm<FixedWindowPolicy, FixedWindowState> = {
-  charge(state, policy, nowMs, cost) {
-    const windowStartMs = Math.floor(nowMs / policy.periodMs) * policy.periodMs
-    // A clock that went back stays in the window it had.
-    const current =
-      state && windowStartMs <= state.windowStartMs ? state : { windowStartMs, count: 0 }
-    const allowed = current.count + cost <= policy.limit
-    const counts = cost > 0 && (allowed || policy.countDenied === true)
-    const count = counts ? current.count + cost : current.count
+  charge(state, policy, nowMs, cost, hold) {
+    const current = advance(state, policy.periodMs, nowMs)
+    const ahead = hold?.ahead === true
+    const counted = ahead ? (current.next ?? 0) : current.count
+    const allowed = counted + cost <= policy.limit
+    const counts = cost > 0 && (allowed || (!ahead && policy.countDenied === true))
+    const next: FixedWindowState = !counts
+      ? current
+      : ahead
+        ? { ...current, next: counted + cost }
+        : { ...current, count: counted + cost }
     const resetAtMs = current.windowStartMs + policy.periodMs
     const atMs = Math.max(nowMs, current.windowStartMs)
     const decision: Decision = {
       allowed,
       limit: policy.limit,
-      remaining: Math.max(0, policy.limit - count),
-      resetAtMs: count > 0 ? resetAtMs : atMs,
+      // Looking ahead, what is left is what the next window can still be charged.
+      remaining: Math.max(0, policy.limit - (ahead ? (next.next ?? 0) : next.count)),
+      resetAtMs: next.count > 0 ? resetAtMs : atMs,
       retryAfterMs: allowed ? 0 : Math.max(1, resetAtMs - atMs),
     }
-    return { state: counts ? { windowStartMs: current.windowStartMs, count } : state, decision }
+    return { state: counts ? next : state, decision }
   },
 
   expiresAtMs(state, policy) {
-    return state.windowStartMs + policy.periodMs
+    return state.windowStartMs + ((state.next ?? 0) > 0 ? 2 : 1) * policy.periodMs
+  },
+
+  refund(state, policy, nowMs, units, lot) {
+    const current = advance(state, policy.periodMs, nowMs)
+    const windowStartMs = Math.floor(lot.validFromMs / policy.periodMs) * policy.periodMs
+    if (windowStartMs === current.windowStartMs && current.count > 0)
+      return { ...current, count: Math.max(0, current.count - units) }
+    const ahead = current.next ?? 0
+    if (windowStartMs === current.windowStartMs + policy.periodMs && ahead > 0)
+      return { ...current, next: Math.max(0, ahead - units) }
+    return state
   },
 }

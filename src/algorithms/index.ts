@@ -10,7 +10,7 @@ import { slidingLog } from './sliding-log'
 import { keyExpiresAtMs, withPenalty, type KeyState } from './penalty'
 import { slidingWindow } from './sliding-window'
 import { tokenBucket } from './token-bucket'
-import type { Algorithm, AlgorithmName, Outcome, Policy } from './types'
+import type { Algorithm, AlgorithmName, Hold, Outcome, Policy } from './types'
 
 export type * from './types'
 export type { SlidingWindowState } from './sliding-window'
@@ -46,18 +46,20 @@ function algorithmOf(policy: Policy): Algorithm<Policy, unknown> {
  * @param policy - the limit to apply
  * @param nowMs - the current time, read once by the caller
  * @param cost - units to take (0 to only look)
+ * @param hold - how a reservation for a lessee takes them (see `reserve.ts`)
  * @returns the next key state (the very object passed in when nothing changed) and the decision
  */
 export function chargeKey(
   key: KeyState | undefined,
   policy: Policy,
   nowMs: number,
-  cost: number
+  cost: number,
+  hold?: Hold
 ): Outcome<KeyState> {
   // The algorithm's state is opaque here: whatever it returned for this policy goes back to it.
   const algorithm = algorithmOf(policy)
   return withPenalty(key, policy, nowMs, cost, (state, units) =>
-    algorithm.charge(state, policy, nowMs, units)
+    algorithm.charge(state, policy, nowMs, units, hold)
   )
 }
 

@@ -3,17 +3,14 @@
  * Handing back units that were reserved (`reserve.ts`) and not spent, where the algorithm can
  * take them back without ever admitting more than a key that never reserved them would:
  *
- * - fixed and sliding window: only in the window they were charged in, which must still be the
- *   current one; the count goes down, never below 0;
- * - token bucket: the tokens go back, the bucket capped at `burst`;
- * - GCRA: the TAT moves back by the units' emission time, never before now.
+ * - fixed and sliding window: only while the window they count in has not ended (the current
+ *   one, or the next for units charged ahead); the count goes down, never below 0;
+ * - token bucket and GCRA: only while the lessee's hold on them lasts; once it has lapsed they
+ *   count as spent.
  */
-import type { FixedWindowState } from './fixed-window'
-import type { GcraState } from './gcra'
-import type { KeyState } from './penalty'
-import { isWindowed, windowOf, type LeasablePolicy } from './reserve'
-import type { SlidingWindowState } from './sliding-window'
-import type { TokenBucketState } from './token-bucket'
+import { ALGORITHMS, type KeyState } from './index'
+import type { LeasablePolicy } from './reserve'
+import type { Algorithm, LotSpan } from './types'
 
 /**
  * The key state with `units` handed back. A penalty lock stays as it is.
@@ -22,7 +19,7 @@ import type { TokenBucketState } from './token-bucket'
  * @param policy - the policy the units were reserved under
  * @param nowMs - the current time
  * @param units - unspent units
- * @param chargedAtMs - when they were reserved (the object's clock)
+ * @param lot - when they were to be spent, as granted
  * @returns the next state, or the very object passed in when nothing can be handed back
  */
 export function refundKey(
@@ -30,50 +27,10 @@ export function refundKey(
   policy: LeasablePolicy,
   nowMs: number,
   units: number,
-  chargedAtMs: number
+  lot: LotSpan
 ): KeyState | undefined {
   if (key?.state === undefined || !(units > 0)) return key
-  const state = refundState(key.state, policy, nowMs, units, chargedAtMs)
+  const algorithm = ALGORITHMS[policy.algorithm] as Algorithm<LeasablePolicy, unknown>
+  const state = algorithm.refund!(key.state, policy, nowMs, units, lot)
   return state === key.state ? key : { ...key, state }
-}
-
-function refundState(
-  state: unknown,
-  policy: LeasablePolicy,
-  nowMs: number,
-  units: number,
-  chargedAtMs: number
-): unknown {
-  if (isWindowed(policy)) {
-    const windowStartMs = windowOf(policy, chargedAtMs)
-    const counted = state as { windowStartMs: number }
-    // A later window has begun (or the state was started afresh in another): the units
-    // counted in theirs can no longer be spent, and are no one's to give back here.
-    if (counted.windowStartMs !== windowStartMs || windowOf(policy, nowMs) !== windowStartMs)
-      return state
-    if (policy.algorithm === 'fixed-window') {
-      const fixed = state as FixedWindowState
-      return fixed.count > 0 ? { ...fixed, count: Math.max(0, fixed.count - units) } : state
-    }
-    const sliding = state as SlidingWindowState
-    return sliding.current > 0
-      ? { ...sliding, current: Math.max(0, sliding.current - units) }
-      : state
-  }
-  if (policy.algorithm === 'token-bucket') {
-    const bucket = state as TokenBucketState
-    const elapsedMs = Math.max(0, nowMs - bucket.updatedAtMs)
-    const refilled = Math.min(
-      policy.burst,
-      bucket.tokens + (elapsedMs * policy.limit) / policy.periodMs
-    )
-    if (refilled >= policy.burst) return state
-    return {
-      tokens: Math.min(policy.burst, refilled + units),
-      updatedAtMs: Math.max(nowMs, bucket.updatedAtMs),
-    }
-  }
-  const { tatMs } = state as GcraState
-  if (tatMs <= nowMs) return state
-  return { tatMs: Math.max(nowMs, tatMs - (units * policy.periodMs) / policy.limit) }
 }

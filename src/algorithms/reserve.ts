@@ -31,10 +31,13 @@ export const LEASABLE_ALGORITHMS: readonly LeasablePolicy['algorithm'][] = [
 ]
 
 /** The longest a lease lives, whatever the algorithm (ms). */
-export const MAX_LEASE_MS = 5_000
+export const MAX_LEASE_MS = 10_000
 
-/** A grant leaves at least half of what the key had left to other isolates. */
+/** A grant leaves at least half of what the key had left to other lessees. */
 const SHARE = 0.5
+
+/** Charges the window after the current one. */
+const AHEAD = { ahead: true } as const
 
 /**
  * Whether a policy's units can be leased.
@@ -43,6 +46,24 @@ const SHARE = 0.5
  */
 export function isLeasable(policy: Policy): policy is LeasablePolicy {
   return (LEASABLE_ALGORITHMS as readonly string[]).includes(policy.algorithm)
+}
+
+/** What a lessee asks for. */
+export interface ReserveAsk {
+  /** Units to spend from now on. */
+  units: number
+  /** The least of use now (a waiting request's cost), or 0 for a refill ahead of need. */
+  minUnits: number
+  /** Window algorithms: units to spend once the next window begins, charged to it now. */
+  nextUnits?: number
+}
+
+/** Units granted for the next window. */
+export interface AheadGrant {
+  granted: number
+  /** The next window's start. */
+  validFromMs: number
+  validUntilMs: number
 }
 
 /** What a reservation did. */
@@ -55,43 +76,78 @@ export interface Reserved {
   decision: Decision
   /** When the granted units must be spent by (Unix ms). */
   validUntilMs: number
+  /** Units charged ahead for the next window, if asked for and any were granted. */
+  next?: AheadGrant
+  /** Whether the key had less room than was asked for: its lessees should not ask again soon. */
+  scarce: boolean
 }
 
 /**
- * Charges up to `units` at once: the most that fit now, but never more than half of what the
- * key had left beyond `minUnits`, so that near the limit the last units are spread over the
- * isolates asking. A grant is either 0 or at least `minUnits`. When it is 0 and `minUnits` is
- * above 0 a request of `minUnits` is charged as the exact path would: denied, with its retry
+ * Charges up to `ask.units` at once: the most that fit now, but never more than half of what
+ * the key had left beyond `minUnits`, so that near the limit the last units are spread over
+ * the lessees asking. A grant is either 0 or at least `minUnits`. When it is 0 and `minUnits`
+ * is above 0 a request of `minUnits` is charged as the exact path would: denied, with its retry
  * time, and locked when the policy has a penalty. With `minUnits` 0 (a refill ahead of need)
- * nothing but the grant is charged.
+ * nothing but the grant is charged. Window algorithms may also charge `ask.nextUnits` ahead for
+ * the next window (at most half of what it has left), spendable once it begins; bucket
+ * algorithms hold what they grant until it must be spent (see `Hold`).
  *
  * @param key - the stored key state
  * @param policy - a leasable policy
  * @param nowMs - the current time
- * @param units - the batch asked for (at least `minUnits`)
- * @param minUnits - the least that is of use (a waiting request's cost), or 0
+ * @param ask - what the lessee asks for
  */
 export function reserveKey(
   key: KeyState | undefined,
   policy: LeasablePolicy,
   nowMs: number,
-  units: number,
-  minUnits: number
+  ask: ReserveAsk
 ): Reserved {
+  const { units, minUnits } = ask
+  const validUntilMs = leaseEndMs(policy, nowMs)
+  const hold = isWindowed(policy) ? undefined : { untilMs: validUntilMs }
   const look = chargeKey(key, policy, nowMs, 0).decision
   const room = look.allowed ? look.remaining : 0
   const want = Math.min(units, room, Math.max(minUnits, Math.ceil(room * SHARE)))
+  let reserved: Reserved | undefined
   if (want > 0 && want >= minUnits) {
-    const taken = chargeKey(key, policy, nowMs, want)
+    const taken = chargeKey(key, policy, nowMs, want, hold)
     if (taken.decision.allowed)
-      return { ...taken, granted: want, validUntilMs: leaseEndMs(policy, nowMs) }
+      reserved = { ...taken, granted: want, validUntilMs, scarce: want < units }
   }
-  if (minUnits === 0) return { state: key, granted: 0, decision: look, validUntilMs: nowMs }
-  const denied = chargeKey(key, policy, nowMs, minUnits)
-  // `remaining` is whole units and the check below it exact: a cost that fits is granted.
-  return denied.decision.allowed
-    ? { ...denied, granted: minUnits, validUntilMs: leaseEndMs(policy, nowMs) }
-    : { ...denied, granted: 0, validUntilMs: nowMs }
+  if (!reserved && minUnits === 0)
+    reserved = { state: key, granted: 0, decision: look, validUntilMs: nowMs, scarce: units > 0 }
+  if (!reserved) {
+    const denied = chargeKey(key, policy, nowMs, minUnits, hold)
+    // `remaining` is whole units and the check below it exact: a cost that fits is granted.
+    reserved = denied.decision.allowed
+      ? { ...denied, granted: minUnits, validUntilMs, scarce: minUnits < units }
+      : { ...denied, granted: 0, validUntilMs: nowMs, scarce: true }
+  }
+  return ask.nextUnits && isWindowed(policy)
+    ? reserveAhead(reserved, policy, nowMs, ask.nextUnits)
+    : reserved
+}
+
+/** Adds a grant for the next window to a reservation: at most half of what it has left. */
+function reserveAhead(
+  reserved: Reserved,
+  policy: FixedWindowPolicy | SlidingWindowPolicy,
+  nowMs: number,
+  nextUnits: number
+): Reserved {
+  const look = chargeKey(reserved.state, policy, nowMs, 0, AHEAD).decision
+  const room = look.allowed ? look.remaining : 0
+  const want = Math.min(nextUnits, Math.ceil(room * SHARE))
+  const taken = want > 0 ? chargeKey(reserved.state, policy, nowMs, want, AHEAD) : undefined
+  if (!taken?.decision.allowed) return { ...reserved, scarce: true }
+  const validFromMs = windowOf(policy, nowMs) + policy.periodMs
+  return {
+    ...reserved,
+    state: taken.state,
+    next: { granted: want, validFromMs, validUntilMs: leaseEndMs(policy, validFromMs) },
+    scarce: reserved.scarce || want < nextUnits,
+  }
 }
 
 /**
@@ -99,7 +155,7 @@ export function reserveKey(
  * sliding windows, and at most {@link MAX_LEASE_MS} later for every algorithm.
  *
  * @param policy - a leasable policy
- * @param nowMs - when the units were charged
+ * @param nowMs - when the units were charged (for units charged ahead: their window's start)
  */
 export function leaseEndMs(policy: LeasablePolicy, nowMs: number): number {
   const end = nowMs + MAX_LEASE_MS
@@ -107,11 +163,11 @@ export function leaseEndMs(policy: LeasablePolicy, nowMs: number): number {
 }
 
 /**
- * Whether two reservations' units belong together: for windows, charged in the same window.
+ * Whether two reservations' units belong together: for windows, spent in the same window.
  *
  * @param policy - a leasable policy
- * @param aMs - when one was charged
- * @param bMs - when the other was
+ * @param aMs - when one may be spent from
+ * @param bMs - when the other may be
  */
 export function sameLeaseWindow(policy: LeasablePolicy, aMs: number, bMs: number): boolean {
   return !isWindowed(policy) || windowOf(policy, aMs) === windowOf(policy, bMs)

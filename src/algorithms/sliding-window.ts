@@ -11,6 +11,10 @@
  * are assumed evenly spread, and only the share of it still inside the sliding window counts.
  * A request of `cost` units is allowed when `estimate + cost ≤ limit`.
  *
+ * Leased quotas may charge units ahead for the next window (`next`), spent only once it
+ * begins: the current window's count plus them stays within the limit, so the estimate at the
+ * next window's start does too, whatever the current window still admits.
+ *
  * **Pro:** three numbers of state, O(1), no boundary burst of 2× like a fixed window.
  * **Con:** approximate: a previous window whose traffic was bunched at its end is under-counted.
  */
@@ -25,6 +29,8 @@ export interface SlidingWindowState {
   current: number
   /** Units taken in the window before it. */
   previous: number
+  /** Units charged ahead for the window after the current one (leased quotas), if any. */
+  next?: number
 }
 
 /** Rolls the state forward to the window containing `nowMs`; a clock that went back keeps it. */
@@ -36,8 +42,11 @@ function advance(
   const windowStartMs = Math.floor(nowMs / periodMs) * periodMs
   if (!state) return { windowStartMs, current: 0, previous: 0 }
   if (windowStartMs <= state.windowStartMs) return state
-  const previous = windowStartMs - state.windowStartMs === periodMs ? state.current : 0
-  return { windowStartMs, current: 0, previous }
+  const steps = (windowStartMs - state.windowStartMs) / periodMs
+  // Units charged ahead belong to the window after the stored one: its count.
+  const ahead = state.next ?? 0
+  if (steps === 1) return { windowStartMs, current: ahead, previous: state.current }
+  return { windowStartMs, current: 0, previous: steps === 2 ? ahead : 0 }
 }
 
 /** The weighted count over the sliding window ending at `atMs`. */
@@ -48,6 +57,7 @@ function estimate(state: SlidingWindowState, periodMs: number, atMs: number): nu
 
 /** When the estimate drops to 0 again, i.e. every counted unit has slid out. */
 function fullResetAtMs(state: SlidingWindowState, periodMs: number, atMs: number): number {
+  if ((state.next ?? 0) > 0) return state.windowStartMs + 3 * periodMs
   if (state.current > 0) return state.windowStartMs + 2 * periodMs
   if (state.previous > 0) return state.windowStartMs + periodMs
   return atMs
@@ -71,27 +81,48 @@ function allowedAtMs(state: SlidingWindowState, policy: SlidingWindowPolicy, cos
 
 /** The sliding-window counter. */
 export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> = {
-  charge(state, policy, nowMs, cost) {
+  charge(state, policy, nowMs, cost, hold) {
     const current = advance(state, policy.periodMs, nowMs)
     // A clock that moved backwards is read as "no time has passed".
     const atMs = Math.max(nowMs, current.windowStartMs)
+    const ahead = current.next ?? 0
     const before = estimate(current, policy.periodMs, atMs)
-    const allowed = before + cost <= policy.limit + EPSILON
-    const kept = allowed && cost > 0 ? { ...current, current: current.current + cost } : current
-    const after = allowed ? before + cost : before
+    // Charged ahead, the units count in the next window, where today's count is the previous.
+    const allowed = hold?.ahead
+      ? current.current + ahead + cost <= policy.limit + EPSILON
+      : before + cost <= policy.limit + EPSILON &&
+        current.current + ahead + cost <= policy.limit + EPSILON
+    const kept =
+      allowed && cost > 0
+        ? hold?.ahead
+          ? { ...current, next: ahead + cost }
+          : { ...current, current: current.current + cost }
+        : current
     const resetAtMs = fullResetAtMs(kept, policy.periodMs, atMs)
     let retryAfterMs = 0
     if (!allowed) {
-      // A cost above the limit never fits; point at the full reset, the best there is.
+      // A cost above the limit never fits; point at the full reset, the best there is. Units
+      // charged ahead leave the count only when their window has become the previous one.
       retryAfterMs =
         cost > policy.limit
           ? Math.max(1, resetAtMs - atMs)
-          : Math.max(1, allowedAtMs(current, policy, cost) - atMs)
+          : Math.max(
+              1,
+              allowedAtMs(current, policy, cost) - atMs,
+              ahead > 0 && current.current + ahead + cost > policy.limit + EPSILON
+                ? current.windowStartMs + policy.periodMs - atMs
+                : 0
+            )
     }
+    // Looking ahead, what is left is what the next window can still be charged.
+    const aheadLeft = policy.limit - kept.current - (kept.next ?? 0)
+    const left = hold?.ahead
+      ? aheadLeft
+      : Math.min(policy.limit - estimate(kept, policy.periodMs, atMs), aheadLeft)
     const decision: Decision = {
       allowed,
       limit: policy.limit,
-      remaining: Math.max(0, Math.floor(policy.limit - after + EPSILON)),
+      remaining: Math.max(0, Math.floor(left + EPSILON)),
       resetAtMs,
       retryAfterMs,
     }
@@ -100,5 +131,17 @@ export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> =
 
   expiresAtMs(state, policy) {
     return fullResetAtMs(state, policy.periodMs, state.windowStartMs)
+  },
+
+  refund(state, policy, nowMs, units, lot) {
+    const current = advance(state, policy.periodMs, nowMs)
+    const windowStartMs = Math.floor(lot.validFromMs / policy.periodMs) * policy.periodMs
+    // Units of an ended window were counted there for good; of a later one, they are `next`.
+    if (windowStartMs === current.windowStartMs && current.current > 0)
+      return { ...current, current: Math.max(0, current.current - units) }
+    const ahead = current.next ?? 0
+    if (windowStartMs === current.windowStartMs + policy.periodMs && ahead > 0)
+      return { ...current, next: Math.max(0, ahead - units) }
+    return state
   },
 }

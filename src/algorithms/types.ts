@@ -105,15 +105,46 @@ export interface Outcome<S> {
   decision: Decision
 }
 
+/**
+ * How units reserved for a lessee are taken (leased quotas, `reserve.ts`): units charged ahead
+ * for the next window, or units a lessee holds until a time. Each algorithm reads the part that
+ * applies to it; a plain charge has none.
+ */
+export interface Hold {
+  /**
+   * Window algorithms: charge the window after the current one (spent only once it begins).
+   * The decision's `remaining` is then what that window can still be charged.
+   */
+  ahead?: boolean
+  /**
+   * Bucket algorithms: the lessee may spend the units until then. Until then the bucket counts
+   * them as still in it: it refills only up to `burst` less the units held, so units spent late
+   * never add to a full bucket.
+   */
+  untilMs?: number
+}
+
 /** A rate-limit algorithm: pure functions of (state, policy, nowMs, cost). */
 export interface Algorithm<P extends Policy, S> {
   /**
    * Decides whether `cost` units may be taken now and returns the next state. A denied
    * request (or a cost of 0) leaves the state untouched.
    */
-  charge(state: S | undefined, policy: P, nowMs: number, cost: number): Outcome<S>
+  charge(state: S | undefined, policy: P, nowMs: number, cost: number, hold?: Hold): Outcome<S>
   /** When `state` becomes equivalent to no state at all (Unix ms): idle keys may be deleted then. */
   expiresAtMs(state: S, policy: P): number
+  /**
+   * Leasable algorithms: takes back units a lessee did not spend, from the lot they were
+   * granted in, where that can never admit more than if they had not been taken. The very
+   * state passed in when nothing can be taken back (their window ended, their hold lapsed).
+   */
+  refund?(state: S, policy: P, nowMs: number, units: number, lot: LotSpan): S
+}
+
+/** When a lot of reserved units may be spent: from its window's start (or its grant) until. */
+export interface LotSpan {
+  validFromMs: number
+  validUntilMs: number
 }
 
 /**

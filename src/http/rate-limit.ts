@@ -7,7 +7,7 @@ import type { Context, MiddlewareHandler, Next } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { HttpError } from '../errors'
 import { logEvent } from '../log'
-import type { LimiterNamespace } from '../limiter/client'
+import { locateIsolate, type LimiterNamespace } from '../limiter/client'
 import type { RulesSource } from '../provider/rules-source'
 import { planRequest, type Plan, type RuleSet } from '../rules'
 import { chargeAll, refusals, releaseSlots } from './charge'
@@ -162,6 +162,7 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
         'rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter'
       )
     }
+    locateIsolate((c.req.raw.cf as { colo?: unknown } | undefined)?.colo)
     const charged = await chargeAll(namespace, plan.checks, timeoutMs)
     const { decisions, unenforced, failedClosed } = charged
     const releaseAll = () => releaseSlots(namespace, decisions, timeoutMs)

@@ -111,6 +111,16 @@ export async function charge(
 }
 
 /**
+ * Notes where this isolate runs, from a request's `cf.colo` (an isolate never moves): leased
+ * quotas go through the key's object in this location.
+ *
+ * @param colo - `request.cf.colo`, if the request has one
+ */
+export function locateIsolate(colo: unknown): void {
+  if (typeof colo === 'string' && colo !== '') isolateLeases().locate(colo)
+}
+
+/**
  * The decision this isolate holds for a call without asking its object: a denial it repeats
  * (see {@link charge}), counted as a local decision. `undefined` when the object must decide.
  *

@@ -1,23 +1,26 @@
 /**
  * @module limiter/key-lease
  * What a lease book (`leases.ts`) keeps per key, and the bookkeeping on it that needs no call:
- * the observed rate, whether a grant joins the units held, the decision a local spend reports.
+ * its lots (units granted, each spendable in a span of time), the observed demand, the decision
+ * a local spend reports.
  */
 import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LimiterUnavailableError } from '../errors'
-import type { Decision } from '../types'
-import type { LeaseCallContext } from './lease-calls'
-import { worthRefunding } from './lease-sizing'
-import type { Reservation } from './rate-limiter-object'
+import type { Decision, Placement } from '../types'
+import type { AheadReservation, Reservation } from './reservation'
 
 /** A reservation's result as the requests waiting for it see it. */
 export type Outcome =
   { ok: true; reservation: Reservation } | { ok: false; error: LimiterUnavailableError }
 
-/** Units held: all charged in one window (or epoch) and spendable until `validUntilMs`. */
+/**
+ * Units held, all charged in one state (epoch) and spendable from `validFromMs` (a later
+ * window's start, for units charged ahead) until `validUntilMs`.
+ */
 export interface Lot {
   units: number
   chargedAtMs: number
+  validFromMs: number
   validUntilMs: number
   epoch: string
 }
@@ -30,20 +33,32 @@ export interface Pending {
   minUnits: number
 }
 
-/** What a book knows of one key. */
-export interface KeyLease {
+/** The key a lease is for, and where its root object is. */
+export interface LeaseKey {
   ruleId: string
+  /** Where the rule's objects live, if it says. */
+  placement?: Placement
   key: string
+}
+
+/** What a book knows of one key. */
+export interface KeyLease extends LeaseKey {
   policy: LeasablePolicy
-  /** Where its calls go. */
-  to: LeaseCallContext
-  lot?: Lot
-  /** The object's last answer, for the headers of local decisions. */
+  /** Units held, the soonest to lapse first. */
+  lots: Lot[]
+  /** The lessor's last answer, for the headers of local decisions. */
   snapshot?: Decision
-  /** Units spent per ms here lately, once two reservations have measured it. */
+  /** Units demanded per ms here lately, once two reservations have measured it. */
   rate?: number
-  spentSinceReserve: number
+  /** Units demanded (spent, or asked for and refused) since the last reservation. */
+  demandSinceReserve: number
   lastReserveMs?: number
+  /** How long a batch should last, as the lessor said. */
+  horizonMs: number
+  /** The last round trip to the lessor (ms). */
+  roundTripMs: number
+  /** Asked for more than the lessor had: ask again no sooner than this. */
+  quietUntilMs: number
   lastUsedMs: number
   /** Units of requests waiting for a reservation. */
   waiting: number
@@ -61,8 +76,8 @@ export function leaseId(ruleId: string, key: string): string {
 }
 
 /**
- * Updates the key's rate from what it spent since the last reservation (a running mean over
- * reservations, the newest counting half) as a new one starts.
+ * Updates the key's demand per ms from what was demanded since the last reservation (a running
+ * mean over reservations, the newest counting half) as a new one starts.
  *
  * @param lease - the key's lease
  * @param nowMs - the book's clock
@@ -72,37 +87,119 @@ export function measureRate(lease: KeyLease, nowMs: number): void {
   // Within the same ms nothing can be measured: keep counting.
   if (lastMs !== undefined && nowMs <= lastMs) return
   if (lastMs !== undefined) {
-    const observed = lease.spentSinceReserve / (nowMs - lastMs)
+    const observed = lease.demandSinceReserve / (nowMs - lastMs)
     lease.rate = lease.rate === undefined ? observed : (lease.rate + observed) / 2
   }
-  lease.spentSinceReserve = 0
+  lease.demandSinceReserve = 0
   lease.lastReserveMs = nowMs
 }
 
 /**
- * Whether a grant's units may join the units held: charged in the same state (epoch) and
- * window, while the held ones are still valid.
+ * Drops the lots that lapsed, and returns the units spendable now and those held for later.
  *
  * @param lease - the key's lease
- * @param reservation - the grant
  * @param nowMs - the book's clock
  */
-export function joinsLot(lease: KeyLease, reservation: Reservation, nowMs: number): boolean {
-  const lot = lease.lot
-  return (
-    lot !== undefined &&
-    lot.epoch === reservation.epoch &&
-    nowMs < lot.validUntilMs &&
-    worthRefunding(lease.policy, lot.chargedAtMs, reservation.chargedAtMs)
-  )
+export function heldNow(lease: KeyLease, nowMs: number): { now: number; later: number } {
+  lease.lots = lease.lots.filter((lot) => lot.validUntilMs > nowMs && lot.units > 0)
+  let now = 0
+  let later = 0
+  for (const lot of lease.lots) {
+    if (lot.validFromMs <= nowMs) now += lot.units
+    else later += lot.units
+  }
+  return { now, later }
 }
 
 /**
- * A local decision: the object's last answer, with what this isolate still holds counted as
- * remaining (approximate: spends in other isolates since then are not seen).
+ * Takes `units` spendable now from the lots, the soonest to lapse first (the caller checked
+ * that they are there). Returns the span the taken units may be spent in: the narrowest of the
+ * lots they came from, so a sub-lease never outlives what it was cut from.
  *
- * @param snapshot - the object's last decision for the key
- * @param held - units this isolate still holds after the spend
+ * @param lease - the key's lease
+ * @param units - units to take
+ * @param nowMs - the book's clock
+ */
+export function takeUnits(lease: KeyLease, units: number, nowMs: number): Lot {
+  let left = units
+  let span: Lot | undefined
+  for (const lot of lease.lots) {
+    if (left === 0) break
+    if (lot.validFromMs > nowMs || lot.units === 0) continue
+    const taken = Math.min(left, lot.units)
+    lot.units -= taken
+    left -= taken
+    span = span
+      ? { ...span, validUntilMs: Math.min(span.validUntilMs, lot.validUntilMs) }
+      : { ...lot }
+  }
+  return { ...span!, units }
+}
+
+/**
+ * Takes up to `units` held for later (the next window), all from one lot.
+ *
+ * @param lease - the key's lease
+ * @param units - units wanted
+ * @param nowMs - the book's clock
+ * @returns the lot given out (`units` 0 when there is none)
+ */
+export function takeAhead(lease: KeyLease, units: number, nowMs: number): Lot | undefined {
+  const lot = lease.lots.find((held) => held.validFromMs > nowMs && held.units > 0)
+  if (!lot) return undefined
+  const taken = Math.min(units, lot.units)
+  lot.units -= taken
+  return { ...lot, units: taken }
+}
+
+/**
+ * Adds granted units as a lot: joined to a lot of the same span and epoch, else a lot of its
+ * own, the lots kept in the order they lapse.
+ *
+ * @param lease - the key's lease
+ * @param lot - the granted units
+ */
+export function addLot(lease: KeyLease, lot: Lot): void {
+  if (lot.units <= 0) return
+  const same = lease.lots.find(
+    (held) =>
+      held.epoch === lot.epoch &&
+      held.validFromMs === lot.validFromMs &&
+      held.validUntilMs === lot.validUntilMs
+  )
+  if (same) {
+    same.units += lot.units
+    return
+  }
+  lease.lots.push({ ...lot })
+  lease.lots.sort((a, b) => a.validUntilMs - b.validUntilMs)
+}
+
+/**
+ * The lots of a reservation: the units granted now, and those charged ahead for the next window.
+ *
+ * @param reservation - the lessor's answer
+ */
+export function lotsOf(reservation: Reservation): Lot[] {
+  const { granted, chargedAtMs, validUntilMs, epoch, next } = reservation
+  const lots: Lot[] = []
+  if (granted > 0)
+    lots.push({ units: granted, chargedAtMs, validFromMs: chargedAtMs, validUntilMs, epoch })
+  if (next && next.granted > 0) lots.push(aheadLot(next, chargedAtMs))
+  return lots
+}
+
+function aheadLot(next: AheadReservation, chargedAtMs: number): Lot {
+  const { granted, validFromMs, validUntilMs, epoch } = next
+  return { units: granted, chargedAtMs, validFromMs, validUntilMs, epoch }
+}
+
+/**
+ * A local decision: the lessor's last answer, with what this book still holds counted as
+ * remaining (approximate: spends elsewhere since then are not seen).
+ *
+ * @param snapshot - the lessor's last decision for the key
+ * @param held - units this book still holds after the spend
  */
 export function allowedFrom(snapshot: Decision, held: number): Decision {
   return {

@@ -1,82 +1,138 @@
 /**
  * @module limiter/lease-calls
- * The two calls a lease book makes to a key's object, reserve and refund: timed out, counted in
- * the isolate's stats like every other call; what a request gets when they fail, and how they
- * are kept running past the request that started them.
+ * The calls a lease book makes to its lessor, reserve and refund: an isolate's to its
+ * location's object, a location object's to the key's root object. Timed out, counted in the
+ * caller's stats like every other call; what a request gets when they fail, and how they are
+ * kept running past the request that started them.
  */
 import { waitUntil } from 'cloudflare:workers'
 import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LimiterUnavailableError } from '../errors'
-import type { Placement } from '../types'
+import { logEvent } from '../log'
 import type { ChargeCall, ChargeResult, LimiterNamespace } from './charge-call'
+import type { LeaseKey, Lot } from './key-lease'
 import { nameOf, stubOf } from './object-name'
-import type { Reservation } from './rate-limiter-object'
+import type { ReserveAsk, Reservation } from './reservation'
 import { unavailableOf, withRetry, withTimeout } from './rpc'
 import type { ClientStats } from './stats'
-import { logEvent } from '../log'
 
-/** Where the calls go and how they are counted. */
-export interface LeaseCallContext {
-  namespace: LimiterNamespace
+/** A key's lessor, as a lease book calls it. */
+export interface Upstream {
+  /** The longest a call may take (ms). */
+  readonly timeoutMs: number
+  /**
+   * Reserves units. A failure the runtime marks retryable is retried once: units a lost answer
+   * granted are only lost, never spent twice.
+   *
+   * @throws {LimiterUnavailableError} on a timeout or an error
+   */
+  reserve(lease: LeaseKey, policy: LeasablePolicy, ask: ReserveAsk): Promise<Reservation>
+  /**
+   * Hands unspent units back. Never throws: a refund that fails leaves the units charged,
+   * which only errs on the safe side.
+   */
+  refund(lease: LeaseKey, policy: LeasablePolicy, lot: Lot): Promise<void>
+}
+
+/** Where a lessee's calls are counted, how long they may take, and who it is. */
+export interface CallOptions {
   stats: ClientStats
   timeoutMs: number
+  /** The lessee's id, for its lessor's pacing. */
+  lessee: string
 }
 
-/** The key a lease is for. */
-export interface LeaseKey {
-  ruleId: string
-  /** Where the rule's objects live, if it says. */
-  placement?: Placement
-  key: string
-}
+/** The rule of a lease, as object names take it. */
+const ruleOf = (lease: LeaseKey) => ({
+  id: lease.ruleId,
+  ...(lease.placement ? { placement: lease.placement } : {}),
+})
 
-/** The stub of a lease's key, named and placed as on the exact path. */
-async function stubFor(to: LeaseCallContext, lease: LeaseKey) {
-  const rule = { id: lease.ruleId, ...(lease.placement ? { placement: lease.placement } : {}) }
-  return stubOf(to.namespace, rule, await nameOf({ rule, key: lease.key }))
+/**
+ * The name of a key's object in one location: the root's name and the location's code. Key
+ * values are percent-encoded, so no root name holds an `@` of its own.
+ *
+ * @param rootName - the key's object name (`object-name.ts`)
+ * @param location - the location's code (`request.cf.colo`)
+ */
+export function locationName(rootName: string, location: string): string {
+  return `${rootName}@${location}`
 }
 
 /**
- * Reserves up to `units` (at least `minUnits`, or none) in the key's object. A failure the
- * runtime marks retryable is retried once: units a lost answer granted are only lost, never
- * spent twice.
+ * The key's root object as a lessor (a location's object calls it).
  *
- * @throws {LimiterUnavailableError} on a timeout or an error
+ * @param namespace - the namespace the key's objects are in
+ * @param options - stats, timeout and the caller's id
  */
-export async function reserveUnits(
-  to: LeaseCallContext,
-  lease: LeaseKey,
-  policy: LeasablePolicy,
-  units: number,
-  minUnits: number
-): Promise<Reservation> {
-  const once = withRetry(async () => {
-    const stub = await stubFor(to, lease)
-    return counted(to.stats, lease.ruleId, () => stub.reserve(policy, units, minUnits))
-  })
-  return withTimeout(once, to.timeoutMs).catch((error: unknown) => {
+export function rootUpstream(namespace: LimiterNamespace, options: CallOptions): Upstream {
+  const stub = async (lease: LeaseKey) =>
+    stubOf(namespace, ruleOf(lease), await nameOf({ rule: ruleOf(lease), key: lease.key }))
+  return {
+    timeoutMs: options.timeoutMs,
+    reserve: (lease, policy, ask) =>
+      timed(options, lease, async () =>
+        (await stub(lease)).reserve(policy, { ...ask, lessee: options.lessee })
+      ),
+    refund: (lease, policy, lot) =>
+      quietly(options, lease, async () =>
+        (await stub(lease)).refund(policy, lot.units, lot, lot.epoch)
+      ),
+  }
+}
+
+/**
+ * The key's object in the isolate's location as a lessor: created near the first isolate that
+ * calls it, in the rule's jurisdiction (its location hint names where the root goes, not this).
+ *
+ * @param namespace - the `LIMITER` binding
+ * @param location - where the isolate is (`request.cf.colo`)
+ * @param options - stats, timeout and the isolate's id
+ */
+export function locationUpstream(
+  namespace: LimiterNamespace,
+  location: string,
+  options: CallOptions
+): Upstream {
+  const stub = async (lease: LeaseKey) => {
+    const rule = ruleOf(lease)
+    const name = locationName(await nameOf({ rule, key: lease.key }), location)
+    const jurisdiction = lease.placement?.jurisdiction
+    return stubOf(
+      namespace,
+      jurisdiction ? { id: rule.id, placement: { jurisdiction } } : { id: rule.id },
+      name
+    )
+  }
+  return {
+    timeoutMs: options.timeoutMs,
+    reserve: (lease, policy, ask) =>
+      timed(options, lease, async () =>
+        (await stub(lease)).sublease(lease, policy, { ...ask, lessee: options.lessee })
+      ),
+    refund: (lease, policy, lot) =>
+      quietly(options, lease, async () => (await stub(lease)).subrefund(lease, policy, lot)),
+  }
+}
+
+/** A call within the timeout, retried once when the runtime says it is safe. */
+function timed<T>(options: CallOptions, lease: LeaseKey, send: () => Promise<T>): Promise<T> {
+  return withTimeout(
+    withRetry(() => counted(options.stats, lease.ruleId, send)),
+    options.timeoutMs
+  ).catch((error: unknown) => {
     throw unavailableOf(error)
   })
 }
 
-/**
- * Hands unspent units back. Never throws: a refund that fails leaves the units charged, which
- * only errs on the safe side.
- */
-export async function refundUnits(
-  to: LeaseCallContext,
+/** A call whose failure is only logged. */
+async function quietly(
+  options: CallOptions,
   lease: LeaseKey,
-  policy: LeasablePolicy,
-  lot: { units: number; chargedAtMs: number; epoch: string }
+  send: () => Promise<unknown>
 ): Promise<void> {
   try {
-    const stub = await stubFor(to, lease)
-    await withTimeout(
-      counted(to.stats, lease.ruleId, () =>
-        stub.refund(policy, lot.units, lot.chargedAtMs, lot.epoch)
-      ),
-      to.timeoutMs
-    )
+    await withTimeout(counted(options.stats, lease.ruleId, send), options.timeoutMs)
   } catch (error) {
     logEvent('warn', 'lease-refund-failed', { rule: lease.ruleId, error: String(error) })
   }

@@ -1,19 +1,57 @@
 /**
  * @module limiter/lease-sizing
- * How many units an isolate reserves at once for a key, and what it may still spend: pure
- * arithmetic on what the lease book has observed.
+ * How much a lessee holds and when it asks again: pure arithmetic on what it observed (its
+ * demand, the round trip to its lessor) and what its lessor told it (the horizon).
+ *
+ * A lessor paces its lessees: each should hold about `horizon` worth of its demand, so that it
+ * calls about once per horizon. The lessor sets the horizon from how many lessees it has, so
+ * that its own calls per second stay near a target however many lessees there are ({@link
+ * horizonFor}). What lessees hold is what the key's other lessees cannot have: the early-denial
+ * budget, at most the demand over the horizon per tier.
  */
-import { isWindowed, sameLeaseWindow, windowOf, type LeasablePolicy } from '../algorithms/reserve'
+import { isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
 import type { Policy } from '../algorithms'
-
-/** A batch covers this much of the key's observed traffic in this isolate (ms). */
-export const HORIZON_MS = 500
 
 /** A batch is at most this share of the key's capacity (limit, or burst for a bucket). */
 export const CAP_SHARE = 1 / 8
 
+/** The horizon a lessee assumes before its lessor has told it one (ms). */
+export const DEFAULT_HORIZON_MS = 250
+
+/** What a lessor aims at: its calls per second, and the shortest and longest horizon. */
+export interface Pacing {
+  callsPerSecond: number
+  minHorizonMs: number
+  maxHorizonMs: number
+}
+
+/** The key's root object: a few hundred locations call it about once a second at most each. */
+export const ROOT_PACING: Pacing = { callsPerSecond: 150, minHorizonMs: 250, maxHorizonMs: 4_000 }
+
+/** A location's object: the isolates of one location, which are near it. */
+export const LOCATION_PACING: Pacing = {
+  callsPerSecond: 200,
+  minHorizonMs: 50,
+  maxHorizonMs: 1_000,
+}
+
+/** Time on top of twice the round trip that a refill is started before it is needed (ms). */
+const REFILL_MARGIN_MS = 10
+
 /**
- * The most units one isolate holds for a key: {@link CAP_SHARE} of its capacity, at least 1.
+ * The horizon a lessor gives its lessees: long enough that `lessees` calling once per horizon
+ * make its target of calls per second, within its bounds.
+ *
+ * @param lessees - lessees seen lately
+ * @param pacing - the lessor's target and bounds
+ */
+export function horizonFor(lessees: number, pacing: Pacing): number {
+  const ms = (Math.max(1, lessees) * 1000) / pacing.callsPerSecond
+  return Math.min(pacing.maxHorizonMs, Math.max(pacing.minHorizonMs, Math.ceil(ms)))
+}
+
+/**
+ * The most units one lessee holds for a key: {@link CAP_SHARE} of its capacity, at least 1.
  *
  * @param policy - a leasable policy
  */
@@ -23,40 +61,59 @@ export function batchCap(policy: LeasablePolicy): number {
 }
 
 /**
- * The batch to hold: the units the key's observed rate spends in {@link HORIZON_MS} (less when
- * its window ends sooner), at most {@link batchCap}; 0 for a key that spends less than one unit
- * in that time (it reserves each request's cost on demand, and holds nothing).
+ * The units to hold: the demand over the horizon (less when the window ends sooner), at most
+ * {@link batchCap}; 0 for a key whose demand is under a unit per horizon (it reserves each
+ * request's cost when it comes, and holds nothing).
  *
  * @param policy - a leasable policy
- * @param ratePerMs - units this isolate spent per ms lately, if known
- * @param nowMs - the isolate's clock
+ * @param ratePerMs - units demanded per ms lately, if known
+ * @param horizonMs - the lessor's horizon
+ * @param nowMs - the lessee's clock
  */
 export function batchSize(
   policy: LeasablePolicy,
   ratePerMs: number | undefined,
+  horizonMs: number,
   nowMs: number
 ): number {
-  const horizonMs = isWindowed(policy)
-    ? Math.min(HORIZON_MS, windowOf(policy, nowMs) + policy.periodMs - nowMs)
-    : HORIZON_MS
-  const wanted = (ratePerMs ?? 0) * horizonMs
+  const leftMs = isWindowed(policy) ? windowOf(policy, nowMs) + policy.periodMs - nowMs : horizonMs
+  const wanted = (ratePerMs ?? 0) * Math.min(horizonMs, leftMs)
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
 }
 
 /**
- * Whether handing units back can do any good: a window's units only while their window lasts;
- * tokens and GCRA slots always (the object caps what it takes back).
+ * The units below which a lessee refills: half a horizon of demand, or what it spends while a
+ * refill travels there and back (twice the round trip, plus a margin), whichever is more.
  *
- * @param policy - the policy they were reserved under
- * @param chargedAtMs - when they were
- * @param nowMs - now
+ * @param ratePerMs - units demanded per ms lately
+ * @param horizonMs - the lessor's horizon
+ * @param roundTripMs - the last round trip to the lessor
  */
-export function worthRefunding(
+export function refillBelow(ratePerMs: number, horizonMs: number, roundTripMs: number): number {
+  return ratePerMs * Math.max(horizonMs / 2, 2 * roundTripMs + REFILL_MARGIN_MS)
+}
+
+/**
+ * For a windowed key: whether a refill should also ask for units of the next window (`wanted`:
+ * once the window's end is nearer than a horizon plus twice the round trip, so that a refill
+ * or two carry the ask), and whether it is `due` even without a refill (the last round trip
+ * before the end), so the units are there when the window begins.
+ *
+ * @param policy - a leasable policy
+ * @param horizonMs - the lessor's horizon
+ * @param roundTripMs - the last round trip to the lessor
+ * @param nowMs - the lessee's clock
+ */
+export function aheadOf(
   policy: LeasablePolicy,
-  chargedAtMs: number,
+  horizonMs: number,
+  roundTripMs: number,
   nowMs: number
-): boolean {
-  return sameLeaseWindow(policy, chargedAtMs, nowMs)
+): { wanted: boolean; due: boolean } {
+  if (!isWindowed(policy)) return { wanted: false, due: false }
+  const leftMs = windowOf(policy, nowMs) + policy.periodMs - nowMs
+  const lead = 2 * roundTripMs + REFILL_MARGIN_MS
+  return { wanted: leftMs <= horizonMs + lead, due: leftMs <= 2 * lead }
 }
 
 /**

@@ -1,33 +1,42 @@
 /**
  * @module limiter/leases
- * Leased quotas (`"consistency": "leased"`): an isolate reserves a batch of a hot key's units
- * from its object, which charges them at once, and spends them locally without a call. It
- * refills ahead of need in the background, and hands back what it did not spend.
+ * Leased quotas (`"consistency": "leased"`), the lessee's side. A lease book holds, per key,
+ * units its lessor granted (and charged, at the key's root object, before anyone spends them),
+ * and spends them without a call. It refills ahead of need in the background, asks for the
+ * next window's units before the window ends, goes quiet when its lessor says the key is
+ * scarce, and hands back what it will not spend.
  *
- * Admissions never exceed the limit: every unit spent was charged first. The cost is early
- * denials: with N isolates each holding at most B units ({@link batchCap}), a request is denied
- * only once at least limit − (N − 1)·B units were admitted in its window.
+ * Two kinds of lessee keep a book: an isolate, whose lessor is its location's object; and a
+ * location's object, whose lessor is the key's root object (`location-lessor.ts`). So the
+ * root hears from locations, not isolates, and every lessor paces its lessees by how many it
+ * has: its load stays near a target however many isolates there are.
+ *
+ * Admissions never exceed the limit: every unit spent was charged at the root first, and is
+ * spent only in its span (its window; for buckets, while the root counts it as held). The cost
+ * is early denials: units held elsewhere, at most what the lessees of a tier demand over their
+ * horizon.
  */
 import { isLeasable, type LeasablePolicy } from '../algorithms/reserve'
+import type { Decision } from '../types'
 import type { ChargeCall, ChargeResult, LimiterNamespace } from './charge-call'
 import {
+  addLot,
   allowedFrom,
-  joinsLot,
+  heldNow,
   leaseId,
+  lotsOf,
   measureRate,
+  takeAhead,
+  takeUnits,
   type KeyLease,
+  type LeaseKey,
+  type Lot,
   type Outcome,
   type Pending,
 } from './key-lease'
-import {
-  failedCharge,
-  keepAliveInRequest,
-  refundUnits,
-  reserveUnits,
-  type LeaseCallContext,
-} from './lease-calls'
-import { batchSize, samePolicy, worthRefunding } from './lease-sizing'
-import type { Reservation } from './rate-limiter-object'
+import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
+import { aheadOf, batchSize, DEFAULT_HORIZON_MS, refillBelow, samePolicy } from './lease-sizing'
+import type { Reservation } from './reservation'
 import { unavailableOf } from './rpc'
 import { clientStats, type ClientStats } from './stats'
 
@@ -35,6 +44,8 @@ import { clientStats, type ClientStats } from './stats'
 export const QUIET_MS = 1_000
 /** Keys a book keeps, least recently used dropped first (their units handed back). */
 const MAX_KEYS = 10_000
+/** Where an isolate is when the request says nothing of it (local runs). */
+export const UNKNOWN_LOCATION = 'local'
 
 /** How a book reads the clock and keeps background calls alive. */
 export interface LeaseBookOptions {
@@ -44,33 +55,62 @@ export interface LeaseBookOptions {
   keepAlive?: (promise: Promise<unknown>) => void
   /** Where calls and decisions are counted; the isolate's by default. */
   stats?: ClientStats
+  /** Who the book is to its lessors; a random id by default. */
+  id?: string
+  /** Where the isolate is (`request.cf.colo`), if known from the start. */
+  location?: string
 }
 
+/** A key and the limit its units are counted under. */
+export interface LeaseRef extends LeaseKey {
+  policy: LeasablePolicy
+}
+
+/** What a take gave: units (with the span they may be spent in), or none and the decision. */
+export type Take =
+  | { granted: number; lot: Lot; decision: Decision; waited: boolean }
+  | { granted: 0; lot?: undefined; decision: Decision; waited: boolean }
+
 /**
- * One isolate's leases: per key, the units it holds, until when, and the object's last
- * decision. One per isolate ({@link isolateLeases}); tests make several, standing in for
- * isolates.
+ * One lessee's leases: per key, the units it holds and the lessor's last word. One per isolate
+ * ({@link isolateLeases}) and one per location object; tests make several.
  */
 export class LeaseBook {
+  /** Who the book is to its lessors. */
+  readonly id: string
   readonly #leases = new Map<string, KeyLease>()
+  readonly #upstreams = new WeakMap<KeyLease, Upstream>()
   readonly #now: () => number
   readonly #keepAlive: (promise: Promise<unknown>) => void
   readonly #stats: () => ClientStats
   readonly #background = new Set<Promise<unknown>>()
+  #location: string | undefined
   #lastSweepMs = 0
 
-  /** @param options - clock, keep-alive and stats (defaults for production) */
+  /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
     this.#now = options.now ?? (() => Date.now())
     this.#keepAlive = options.keepAlive ?? keepAliveInRequest
     const stats = options.stats
     this.#stats = stats ? () => stats : clientStats
+    this.id = options.id ?? crypto.randomUUID()
+    this.#location = options.location
   }
 
   /**
-   * Decides a request under a leased rule: from the units held when they cover its cost
-   * (`local`), otherwise after one reservation (`durableObject`), which denies with the
-   * object's retry time when it grants nothing. Failures follow the call's fail mode.
+   * Notes where this isolate is (its first request's `cf.colo`; an isolate never moves).
+   *
+   * @param location - the data center's code, if the request has one
+   */
+  locate(location: string | undefined): void {
+    this.#location ??= location
+  }
+
+  /**
+   * Decides a request under a leased rule, as an isolate: from the units held when they cover
+   * its cost (`local`), otherwise after one reservation from the location's object
+   * (`durableObject`), which denies with the lessor's retry time when it grants nothing.
+   * Failures follow the call's fail mode.
    *
    * @param namespace - the `LIMITER` binding
    * @param call - a check whose policy is leasable
@@ -84,38 +124,119 @@ export class LeaseBook {
   ): Promise<ChargeResult> {
     const { policy, cost } = call
     if (!isLeasable(policy)) throw new Error(`${policy.algorithm} cannot be leased`)
-    const to: LeaseCallContext = { namespace, stats: this.#stats(), timeoutMs }
+    const stats = this.#stats()
+    const to = locationUpstream(namespace, this.#location ?? UNKNOWN_LOCATION, {
+      stats,
+      timeoutMs,
+      lessee: this.id,
+    })
+    const ref: LeaseRef = {
+      ruleId: call.rule.id,
+      ...(call.rule.placement ? { placement: call.rule.placement } : {}),
+      key: call.key,
+      policy,
+    }
+    try {
+      const taken = await this.take(to, ref, cost, cost)
+      stats.decided(call.rule.id, taken.waited ? 'durableObject' : 'local')
+      return { enforced: true, decision: taken.decision }
+    } catch (error) {
+      return failedCharge(stats, call, unavailableOf(error))
+    }
+  }
+
+  /**
+   * Takes between `min` and `max` units of a key: from what is held when it covers `min`
+   * (without a call), else after a reservation from `to`. Units spendable now only; with `min`
+   * 0 it never waits, and gives what is held (perhaps nothing), starting a refill.
+   *
+   * @param to - the key's lessor
+   * @param ref - the key and its policy
+   * @param min - the least of use (a request's cost), or 0
+   * @param max - the most wanted
+   * @throws {LimiterUnavailableError} when no reservation could be had
+   */
+  async take(to: Upstream, ref: LeaseRef, min: number, max: number): Promise<Take> {
     this.#sweep(this.#now())
     let waited = false
     for (;;) {
       const nowMs = this.#now()
-      const lease = this.#touch(to, call, policy, nowMs)
-      if (lease.lot && nowMs >= lease.lot.validUntilMs) this.#giveBack(lease, nowMs)
-      const held = lease.lot?.units ?? 0
-      if (held >= cost) {
-        lease.lot!.units -= cost
-        lease.spentSinceReserve += cost
-        to.stats.decided(call.rule.id, waited ? 'durableObject' : 'local')
+      const lease = this.#touch(to, ref, nowMs)
+      const held = heldNow(lease, nowMs)
+      if (held.now >= min) {
+        const units = Math.min(max, held.now)
+        lease.demandSinceReserve += max
         this.#refillAhead(lease, nowMs)
-        return { enforced: true, decision: allowedFrom(lease.snapshot!, lease.lot!.units) }
+        if (units === 0) return { granted: 0, decision: this.#snapshot(lease, nowMs), waited }
+        const lot = takeUnits(lease, units, nowMs)
+        const decision = allowedFrom(this.#snapshot(lease, nowMs), held.now - units)
+        return { granted: units, lot, decision, waited }
       }
-      const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * timeoutMs
+      // The lessor said the key is scarce: no more asks until its horizon has passed.
+      if (!lease.pending && nowMs < lease.quietUntilMs) {
+        lease.demandSinceReserve += min
+        return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
+      }
+      const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * to.timeoutMs
       const pending =
         lease.pending && !stale
           ? lease.pending
-          : this.#reserve(lease, nowMs, cost - held + lease.waiting, cost - held)
+          : this.#reserve(lease, nowMs, min - held.now + lease.waiting, min - held.now)
       waited = true
-      lease.waiting += cost
+      lease.waiting += min
       const outcome = await pending.promise
-      lease.waiting -= cost
-      if (!outcome.ok) return failedCharge(to.stats, call, outcome.error)
+      lease.waiting -= min
+      if (!outcome.ok) throw outcome.error
       const { granted, decision } = outcome.reservation
       // Denied for a cost no greater than this one: so is this request.
-      if (granted === 0 && pending.minUnits > 0 && pending.minUnits <= cost) {
-        to.stats.decided(call.rule.id, 'durableObject')
-        return { enforced: true, decision }
+      if (granted === 0 && pending.minUnits > 0 && pending.minUnits <= min) {
+        lease.demandSinceReserve += min
+        return { granted: 0, decision, waited }
+      }
+      if (granted === 0 && outcome.reservation.scarce && pending.minUnits === 0) {
+        lease.demandSinceReserve += min
+        return { granted: 0, decision: this.#quiet(lease, this.#now()), waited }
       }
     }
+  }
+
+  /**
+   * Takes up to `units` of a key's units held for its next window (for a lessee of this book's
+   * own), without a call: a book asks for them itself before the window ends.
+   *
+   * @param ref - the key and its policy
+   * @param units - units wanted
+   */
+  takeAhead(ref: LeaseRef, units: number): Lot | undefined {
+    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    if (!lease || !samePolicy(lease.policy, ref.policy)) return undefined
+    return takeAhead(lease, units, this.#now())
+  }
+
+  /**
+   * Whether the key's lessor said it is scarce, and the horizon is not over yet.
+   *
+   * @param ref - the key
+   */
+  isQuiet(ref: LeaseKey): boolean {
+    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    return lease !== undefined && this.#now() < lease.quietUntilMs
+  }
+
+  /**
+   * Takes units back that a lessee of this book's own did not spend: they join what is held
+   * while their span lasts (they were charged at the root as this book's were).
+   *
+   * @param ref - the key and its policy
+   * @param lot - the units handed back
+   * @returns whether they were taken (else the caller hands them on to the root)
+   */
+  takeBack(ref: LeaseRef, lot: Lot): boolean {
+    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    if (!lease || !samePolicy(lease.policy, ref.policy) || lot.validUntilMs <= this.#now())
+      return false
+    addLot(lease, lot)
+    return true
   }
 
   /**
@@ -157,25 +278,29 @@ export class LeaseBook {
   }
 
   /** The key's lease, made or remade when its policy changed; marked most recently used. */
-  #touch(to: LeaseCallContext, call: ChargeCall, policy: LeasablePolicy, nowMs: number): KeyLease {
-    const id = leaseId(call.rule.id, call.key)
+  #touch(to: Upstream, ref: LeaseRef, nowMs: number): KeyLease {
+    const id = leaseId(ref.ruleId, ref.key)
     let lease = this.#leases.get(id)
     if (lease) this.#leases.delete(id)
-    if (lease && !samePolicy(lease.policy, policy)) {
+    if (lease && !samePolicy(lease.policy, ref.policy)) {
       this.#giveBack(lease, nowMs)
       lease = undefined
     }
     lease ??= {
-      ruleId: call.rule.id,
-      ...(call.rule.placement ? { placement: call.rule.placement } : {}),
-      key: call.key,
-      policy,
-      to,
-      spentSinceReserve: 0,
+      ruleId: ref.ruleId,
+      ...(ref.placement ? { placement: ref.placement } : {}),
+      key: ref.key,
+      policy: ref.policy,
+      lots: [],
+      demandSinceReserve: 0,
+      horizonMs: DEFAULT_HORIZON_MS,
+      roundTripMs: 0,
+      quietUntilMs: 0,
       lastUsedMs: nowMs,
       waiting: 0,
     }
     lease.lastUsedMs = nowMs
+    this.#upstreams.set(lease, to)
     this.#leases.set(id, lease)
     if (this.#leases.size > MAX_KEYS) {
       const [oldestId, oldest] = this.#leases.entries().next().value!
@@ -187,16 +312,22 @@ export class LeaseBook {
 
   /**
    * Starts a reservation for `demand` units that waiting requests spend at once, of which
-   * `need` at least (0: any), plus what tops the units held up to the batch the rate calls for.
+   * `need` at least (0: any), plus what tops the units held up to a batch; and, near a
+   * window's end, the next window's batch.
    */
   #reserve(lease: KeyLease, nowMs: number, demand: number, need: number): Pending {
     measureRate(lease, nowMs)
-    // Topped up to one batch beyond the demand: what stays held is at most a batch.
-    const held = demand > 0 ? 0 : (lease.lot?.units ?? 0)
-    const units = demand + Math.max(0, batchSize(lease.policy, lease.rate, nowMs) - held)
-    const promise = reserveUnits(lease.to, lease, lease.policy, units, need).then(
+    const { policy, horizonMs, roundTripMs } = lease
+    const batch = batchSize(policy, lease.rate, horizonMs, nowMs)
+    const held = heldNow(lease, nowMs)
+    const units = demand > 0 ? demand + batch : Math.max(0, batch - held.now)
+    const ahead = aheadOf(policy, horizonMs, roundTripMs, nowMs).wanted
+    const nextUnits = ahead ? Math.max(0, batch - held.later) : 0
+    const to = this.#upstreams.get(lease)!
+    const sentAtMs = nowMs
+    const promise = to.reserve(lease, policy, { units, minUnits: need, nextUnits }).then(
       (reservation): Outcome => {
-        this.#apply(lease, reservation)
+        this.#apply(lease, reservation, sentAtMs)
         return { ok: true, reservation }
       },
       (error: unknown): Outcome => ({ ok: false, error: unavailableOf(error) })
@@ -209,37 +340,68 @@ export class LeaseBook {
     return pending
   }
 
-  /** Adds granted units to the lot (or starts a new one), and keeps the object's answer. */
-  #apply(lease: KeyLease, reservation: Reservation): void {
-    const { granted, chargedAtMs, validUntilMs, epoch } = reservation
-    lease.snapshot = reservation.decision
-    if (granted === 0) return
+  /** Adds granted units to the lots, and keeps the lessor's answer and pacing. */
+  #apply(lease: KeyLease, reservation: Reservation, sentAtMs: number): void {
     const nowMs = this.#now()
-    const joins = joinsLot(lease, reservation, nowMs)
-    const held = joins ? lease.lot!.units : 0
-    if (!joins) this.#giveBack(lease, nowMs)
-    lease.lot = { units: granted + held, chargedAtMs, validUntilMs, epoch }
+    lease.snapshot = reservation.decision
+    lease.horizonMs = reservation.horizonMs
+    lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
+    if (reservation.scarce) lease.quietUntilMs = nowMs + reservation.horizonMs
+    for (const lot of lotsOf(reservation)) addLot(lease, lot)
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
     if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)
   }
 
   /**
-   * Reserves the next batch in the background once the units run below half a batch. A key
-   * too slow to spend one unit within the horizon (batch 0) reserves only on demand.
+   * Reserves the next batch in the background once the units run low (or the next window's
+   * are due and missing). A key too slow to spend one unit over the horizon (batch 0)
+   * reserves only on demand; a key its lessor called scarce waits out the horizon.
    */
   #refillAhead(lease: KeyLease, nowMs: number): void {
-    if (lease.pending) return
-    const batch = batchSize(lease.policy, lease.rate, nowMs)
-    if (batch === 0 || (lease.lot?.units ?? 0) * 2 >= batch) return
+    if (lease.pending || nowMs < lease.quietUntilMs || lease.rate === undefined) return
+    const { policy, horizonMs, roundTripMs, rate } = lease
+    const batch = batchSize(policy, rate, horizonMs, nowMs)
+    if (batch === 0) return
+    const held = heldNow(lease, nowMs)
+    const low = held.now < refillBelow(rate, horizonMs, roundTripMs)
+    const aheadMissing = aheadOf(policy, horizonMs, roundTripMs, nowMs).due && held.later < batch
+    if (!low && !aheadMissing) return
     this.#inBackground(this.#reserve(lease, nowMs, 0, 0).promise)
   }
 
-  /** Hands the lot's units back in the background, when that can do any good. */
+  /** A denial while the lessor's word that the key is scarce holds. */
+  #quiet(lease: KeyLease, nowMs: number): Decision {
+    const snapshot = this.#snapshot(lease, nowMs)
+    return {
+      ...snapshot,
+      allowed: false,
+      remaining: 0,
+      retryAfterMs: Math.max(1, lease.quietUntilMs - nowMs, snapshot.retryAfterMs),
+    }
+  }
+
+  /** The lessor's last decision, or an empty one before the first. */
+  #snapshot(lease: KeyLease, nowMs: number): Decision {
+    return (
+      lease.snapshot ?? {
+        allowed: true,
+        limit: lease.policy.limit,
+        remaining: 0,
+        resetAtMs: nowMs,
+        retryAfterMs: 0,
+      }
+    )
+  }
+
+  /** Hands the lots' units back in the background while they can still be spent. */
   #giveBack(lease: KeyLease, nowMs: number): void {
-    const lot = lease.lot
-    delete lease.lot
-    if (!lot || lot.units <= 0 || !worthRefunding(lease.policy, lot.chargedAtMs, nowMs)) return
-    this.#inBackground(refundUnits(lease.to, lease, lease.policy, lot))
+    const lots = lease.lots
+    lease.lots = []
+    const to = this.#upstreams.get(lease)
+    if (!to) return
+    for (const lot of lots)
+      if (lot.units > 0 && lot.validUntilMs > nowMs)
+        this.#inBackground(to.refund(lease, lease.policy, lot))
   }
 
   /** At most once per {@link QUIET_MS}: hands back the units of keys that went quiet. */

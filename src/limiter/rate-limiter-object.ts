@@ -17,8 +17,15 @@ import {
 import { gateKey } from '../algorithms/gate'
 import { refundKey } from '../algorithms/refund'
 import { reserveKey, type LeasablePolicy } from '../algorithms/reserve'
+import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
+import type { LimiterNamespace } from './charge-call'
+import type { LeaseKey, Lot } from './key-lease'
+import { horizonFor, ROOT_PACING } from './lease-sizing'
+import { Lessees } from './lessees'
+import { LocationLessor } from './location-lessor'
+import type { LesseeAsk, Reservation } from './reservation'
 
 /** The stored record: the algorithm's state plus what it was computed under. */
 interface StoredState {
@@ -46,20 +53,6 @@ const STATE_KEY = 'state'
 /** Names the key's state for leases: a reset (or an idle delete) starts a new one. */
 const EPOCH_KEY = 'lease-epoch'
 
-/** Units charged for an isolate to spend (see `algorithms/reserve.ts`). */
-export interface Reservation {
-  /** Units charged now; 0 when denied. */
-  granted: number
-  /** The decision after the grant, or the denial with its retry time. */
-  decision: Decision
-  /** When the units were charged, by this object's clock (Unix ms). */
-  chargedAtMs: number
-  /** When they must be spent by (Unix ms). */
-  validUntilMs: number
-  /** The state they were charged in: a refund into another (after a reset) is ignored. */
-  epoch: string
-}
-
 /**
  * One instance per limit key (rule id + key values). Reads its state synchronously, runs the
  * algorithm, writes, and arms an alarm that deletes the state once the key has gone idle.
@@ -75,6 +68,10 @@ export class RateLimiterObject extends DurableObject {
   #record: StoredState | null | undefined
   /** Requests waiting for a concurrency slot, first come first served. */
   #waiters: (() => void)[] = []
+  /** The lessees of a root object (leased quotas), for their pacing. */
+  readonly #lessees = new Lessees()
+  /** What this object does as a key's object in one location (leased quotas), once asked. */
+  #location: LocationLessor | undefined
 
   /**
    * Takes `cost` units under `policy` and reports the decision.
@@ -118,22 +115,33 @@ export class RateLimiterObject extends DurableObject {
   }
 
   /**
-   * Charges a batch of units for an isolate to spend locally (a leased quota).
+   * Leased quotas, as the key's root object: charges units for a lessee (a location's object)
+   * to spend later, and, near a window's end, units for the next window. Tells the lessee how
+   * long its units should last, from how many lessees call.
    *
    * @param policy - a leasable limit
-   * @param units - the batch asked for
-   * @param minUnits - the least of use (a waiting request's cost; 0 for a refill ahead of need)
+   * @param ask - the units wanted (now, at least, and for the next window) and who asks
    */
-  reserve(policy: LeasablePolicy, units: number, minUnits: number): Reservation {
+  reserve(policy: LeasablePolicy, ask: LesseeAsk): Reservation {
     const nowMs = Date.now()
+    this.#lessees.note(ask.lessee, nowMs)
     const current = this.#read(policy)
-    const reserved = reserveKey(current, policy, nowMs, units, minUnits)
+    const reserved = reserveKey(current, policy, nowMs, ask)
     if (reserved.state !== undefined && reserved.state !== current)
       this.#write(policy, reserved.state)
     let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
     if (epoch === undefined) this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
-    const { granted, decision, validUntilMs } = reserved
-    return { granted, decision, chargedAtMs: nowMs, validUntilMs, epoch }
+    const { granted, decision, validUntilMs, next, scarce } = reserved
+    return {
+      granted,
+      decision,
+      chargedAtMs: nowMs,
+      validUntilMs,
+      epoch,
+      ...(next ? { next: { ...next, epoch } } : {}),
+      horizonMs: horizonFor(this.#lessees.count(nowMs), ROOT_PACING),
+      scarce,
+    }
   }
 
   /**
@@ -141,14 +149,54 @@ export class RateLimiterObject extends DurableObject {
    *
    * @param policy - the limit they were reserved under
    * @param units - unspent units
-   * @param chargedAtMs - from the reservation
+   * @param lot - when they were to be spent, as granted
    * @param epoch - from the reservation
    */
-  refund(policy: LeasablePolicy, units: number, chargedAtMs: number, epoch: string): void {
+  refund(policy: LeasablePolicy, units: number, lot: LotSpan, epoch: string): void {
     if (this.ctx.storage.kv.get<string>(EPOCH_KEY) !== epoch) return
     const current = this.#read(policy)
-    const next = refundKey(current, policy, Date.now(), units, chargedAtMs)
+    const next = refundKey(current, policy, Date.now(), units, lot)
     if (next !== undefined && next !== current) this.#write(policy, next)
+  }
+
+  /**
+   * Leased quotas, as a key's object in one location: grants an isolate units from what this
+   * object holds of the key (see `location-lessor.ts`).
+   *
+   * @param lease - the key (its rule, placement and limit key)
+   * @param policy - its limit
+   * @param ask - the isolate's ask
+   */
+  async sublease(lease: LeaseKey, policy: LeasablePolicy, ask: LesseeAsk): Promise<Reservation> {
+    return this.#lessor().serve(this.#rootNamespace(), lease, policy, ask)
+  }
+
+  /**
+   * Takes back units an isolate of this location did not spend.
+   *
+   * @param lease - the key
+   * @param policy - its limit
+   * @param lot - the units
+   */
+  subrefund(lease: LeaseKey, policy: LeasablePolicy, lot: Lot): void {
+    this.#lessor().takeBack(this.#rootNamespace(), lease, policy, lot)
+  }
+
+  #lessor(): LocationLessor {
+    return (this.#location ??= new LocationLessor(this.#name()))
+  }
+
+  /**
+   * The namespace of the key's root object: this class's own, through the Worker's exports
+   * (`ctx.exports`), or the `LIMITER` binding.
+   */
+  #rootNamespace(): LimiterNamespace {
+    const exported = (this.ctx as { exports?: { RateLimiterObject?: LimiterNamespace } }).exports
+    const namespace =
+      exported?.RateLimiterObject ?? (this.env as { LIMITER?: LimiterNamespace }).LIMITER
+    if (!namespace)
+      throw new Error('leased quotas need RateLimiterObject exported, or bound as LIMITER')
+    return namespace
   }
 
   /**

@@ -56,7 +56,7 @@ describe('reserveKey', () => {
       ]
       for (const [used, units, minUnits, granted] of cases) {
         const key = spent(policy, used)
-        const reserved = reserveKey(key, policy, T0, units, minUnits)
+        const reserved = reserveKey(key, policy, T0, { units: units, minUnits: minUnits })
         expect({ used, units, minUnits, granted: reserved.granted }).toEqual({
           used,
           units,
@@ -74,10 +74,10 @@ describe('reserveKey', () => {
   it('denies as the exact path would: a penalty locks the key, but not for a refill ahead', () => {
     const locking: LeasablePolicy = { ...fixed, penaltyMs: 5 * MINUTE }
     const full = spent(locking, 10)
-    const ahead = reserveKey(full, locking, T0, 5, 0)
+    const ahead = reserveKey(full, locking, T0, { units: 5, minUnits: 0 })
     expect(ahead.granted).toBe(0)
     expect(ahead.state).toBe(full)
-    const denied = reserveKey(full, locking, T0, 5, 1)
+    const denied = reserveKey(full, locking, T0, { units: 5, minUnits: 1 })
     expect(denied.granted).toBe(0)
     expect(denied.state?.blockedUntilMs).toBe(T0 + 5 * MINUTE)
     expect(denied.decision.retryAfterMs).toBe(5 * MINUTE)
@@ -88,7 +88,9 @@ describe('reserveKey', () => {
     expect(leaseEndMs(fixed, T0 + MINUTE - 10)).toBe(T0 + MINUTE)
     expect(leaseEndMs(sliding, T0 + MINUTE - 10)).toBe(T0 + MINUTE)
     expect(leaseEndMs(bucket, T0 + MINUTE - 10)).toBe(T0 + MINUTE - 10 + MAX_LEASE_MS)
-    expect(reserveKey(undefined, sliding, T0 + MINUTE - 10, 2, 1).validUntilMs).toBe(T0 + MINUTE)
+    expect(
+      reserveKey(undefined, sliding, T0 + MINUTE - 10, { units: 2, minUnits: 1 }).validUntilMs
+    ).toBe(T0 + MINUTE)
   })
 
   it('leases four algorithms only', () => {
@@ -96,6 +98,9 @@ describe('reserveKey', () => {
     expect(isLeasable({ algorithm: 'sliding-log', limit: 1, periodMs: 1 })).toBe(false)
   })
 })
+
+/** The span of units reserved at `ms` in a window (spendable from then). */
+const at = (ms: number) => ({ validFromMs: ms, validUntilMs: ms + MAX_LEASE_MS })
 
 describe('refundKey', () => {
   type Row = [
@@ -111,30 +116,32 @@ describe('refundKey', () => {
     ['fixed window, next window: nothing to give back', fixed, T0, T0 + MINUTE + 1, 10],
     ['sliding window, same window', sliding, T0, T0 + 30_000, 8],
     ['token bucket, tokens back', bucket, T0, T0, 8],
-    ['token bucket, capped at burst', bucket, T0, T0 + 30_000, 10],
+    // The hold lapsed 10 s in: the 6 tokens count as spent, 20 s refill 3.3 of them.
+    ['token bucket, after the hold lapsed: nothing to give back', bucket, T0, T0 + 30_000, 7],
     ['gcra, TAT moved back', gcra, T0, T0, 8],
-    ['gcra, not before now', gcra, T0, T0 + 30_000, 10],
+    ['gcra, after the hold lapsed: nothing to give back', gcra, T0, T0 + 30_000, 7],
   ]
   it.each(rows)('%s', (_name, policy, reservedAtMs, refundAtMs, admitsAfter) => {
-    const reserved = reserveKey(undefined, policy, reservedAtMs, 6, 6)
+    const reserved = reserveKey(undefined, policy, reservedAtMs, { units: 6, minUnits: 6 })
     expect(reserved.granted).toBe(6)
-    const key = refundKey(reserved.state, policy, refundAtMs, 4, reservedAtMs)
+    const lot = { validFromMs: reservedAtMs, validUntilMs: reserved.validUntilMs }
+    const key = refundKey(reserved.state, policy, refundAtMs, 4, lot)
     expect(admits(key, policy, refundAtMs)).toBe(admitsAfter)
   })
 
   it('never counts below zero, and keeps the very state when nothing changes', () => {
     const key = spent(fixed, 2)
-    expect(refundKey(key, fixed, T0, 5, T0)?.state).toEqual({ windowStartMs: T0, count: 0 })
-    const stale = refundKey(key, fixed, T0 + MINUTE, 1, T0)
+    expect(refundKey(key, fixed, T0, 5, at(T0))?.state).toEqual({ windowStartMs: T0, count: 0 })
+    const stale = refundKey(key, fixed, T0 + MINUTE, 1, at(T0))
     expect(stale).toBe(key)
-    expect(refundKey(undefined, bucket, T0, 3, T0)).toBeUndefined()
+    expect(refundKey(undefined, bucket, T0, 3, at(T0))).toBeUndefined()
     const slidingKey = spent(sliding, 3)
-    expect(refundKey(slidingKey, sliding, T0 + 1, 9, T0)?.state).toMatchObject({ current: 0 })
+    expect(refundKey(slidingKey, sliding, T0 + 1, 9, at(T0))?.state).toMatchObject({ current: 0 })
   })
 
   it('keeps a penalty lock as it is', () => {
     const locked: KeyState = { state: { windowStartMs: T0, count: 10 }, blockedUntilMs: T0 + 999 }
-    expect(refundKey(locked, fixed, T0, 3, T0)).toEqual({
+    expect(refundKey(locked, fixed, T0, 3, at(T0))).toEqual({
       state: { windowStartMs: T0, count: 7 },
       blockedUntilMs: T0 + 999,
     })

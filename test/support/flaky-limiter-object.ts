@@ -14,13 +14,18 @@
  * - anything else: decides like the real object.
  *
  * Every `charge` or `chargeBatch` call is recorded, so tests can tell a retry from a single call.
- * `reserve` (a leased quota's call) throws or hangs the same way, and otherwise grants like the
- * real object.
+ * `reserve` (a leased quota's call to the root) throws or hangs the same way, and otherwise
+ * grants like the real object. As a key's object in one location (`sublease`, named
+ * `<root>@<location>`), the location's code picks how it fails (`throws`, `overloaded`, `hangs`,
+ * or a location that works as the real one, its root being an object of this class).
  */
 import { DurableObject } from 'cloudflare:workers'
 import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
 import { reserveKey, type LeasablePolicy } from '../../src/algorithms/reserve'
-import type { Reservation } from '../../src/limiter/rate-limiter-object'
+import type { LimiterNamespace } from '../../src/limiter/charge-call'
+import type { LeaseKey } from '../../src/limiter/key-lease'
+import { LocationLessor } from '../../src/limiter/location-lessor'
+import type { LesseeAsk, Reservation } from '../../src/limiter/reservation'
 import type { Decision } from '../../src/types'
 
 /** An error as the runtime flags it. */
@@ -29,6 +34,7 @@ const flagged = (message: string, flags: { retryable?: boolean; overloaded?: boo
 
 export class FlakyLimiterObject extends DurableObject {
   #proceed: (() => void) | undefined
+  #lessor: LocationLessor | undefined
 
   /** A batch fails, hangs or decides as one call does; `calls()` counts it once. */
   async chargeBatch(items: { policy: Policy; cost: number }[]): Promise<Decision[]> {
@@ -62,16 +68,43 @@ export class FlakyLimiterObject extends DurableObject {
       throw flagged(`flaky limiter ${name}: reply lost`, { retryable: true })
   }
 
-  async reserve(policy: LeasablePolicy, units: number, minUnits: number): Promise<Reservation> {
+  async reserve(policy: LeasablePolicy, ask: LesseeAsk): Promise<Reservation> {
     const name = this.ctx.id.name ?? ''
     if (name.startsWith('hangs')) await new Promise(() => {})
     if (name.startsWith('throws')) throw new Error(`flaky limiter ${name} failed`)
+    if (name.startsWith('overloaded'))
+      throw flagged(`flaky limiter ${name}: overloaded`, { retryable: true, overloaded: true })
     const nowMs = Date.now()
-    const reserved = reserveKey(this.#read(), policy, nowMs, units, minUnits)
+    const reserved = reserveKey(this.#read(), policy, nowMs, ask)
     if (reserved.state !== undefined) this.ctx.storage.kv.put('state', reserved.state)
-    const { granted, decision, validUntilMs } = reserved
-    return { granted, decision, chargedAtMs: nowMs, validUntilMs, epoch: 'flaky' }
+    const { granted, decision, validUntilMs, next, scarce } = reserved
+    return {
+      granted,
+      decision,
+      chargedAtMs: nowMs,
+      validUntilMs,
+      epoch: 'flaky',
+      ...(next ? { next: { ...next, epoch: 'flaky' } } : {}),
+      horizonMs: 250,
+      scarce,
+    }
   }
+
+  refund(): void {}
+
+  /** A key's object in one location: fails as its location's code says, else serves. */
+  async sublease(lease: LeaseKey, policy: LeasablePolicy, ask: LesseeAsk): Promise<Reservation> {
+    const location = (this.ctx.id.name ?? '').split('@').at(-1) ?? ''
+    if (location.startsWith('hangs')) await new Promise(() => {})
+    if (location.startsWith('throws')) throw new Error(`flaky location ${location} failed`)
+    if (location.startsWith('overloaded'))
+      throw flagged(`flaky location ${location}: overloaded`, { retryable: true, overloaded: true })
+    this.#lessor ??= new LocationLessor(this.ctx.id.name ?? '')
+    const root = (this.env as { FLAKY_LIMITER: unknown }).FLAKY_LIMITER as LimiterNamespace
+    return this.#lessor.serve(root, lease, policy, ask)
+  }
+
+  subrefund(): void {}
 
   /** Lets a `slow` object's pending call decide. */
   proceed(): void {

@@ -1,0 +1,115 @@
+/**
+ * @module limiter/location-lessor
+ * A key's object in one location (leased quotas): a lessee of the key's root object, holding
+ * units in a lease book of its own, and the lessor of the isolates of its location. It keeps
+ * nothing in storage: what it holds lives in memory, and a restart loses it (those units go
+ * unspent: under-admission, never over). The root hears from locations, so its load follows
+ * the number of locations, not of isolates; the isolates' calls stay in the location.
+ */
+import type { LeasablePolicy } from '../algorithms/reserve'
+import type { LimiterNamespace } from './charge-call'
+import type { LeaseKey, Lot } from './key-lease'
+import { rootUpstream, type Upstream } from './lease-calls'
+import { horizonFor, LOCATION_PACING } from './lease-sizing'
+import { LeaseBook } from './leases'
+import { Lessees } from './lessees'
+import type { LesseeAsk, Reservation } from './reservation'
+import { ClientStats } from './stats'
+
+/** The longest a location's object waits for the root (ms). */
+export const LOCATION_TIMEOUT_MS = 2_000
+
+/** One location object's lessor state. */
+export class LocationLessor {
+  readonly #book: LeaseBook
+  readonly #lessees = new Lessees()
+  readonly #stats: ClientStats
+  readonly #now: () => number
+
+  /**
+   * @param name - the object's name: its id to the root
+   * @param options - the clock and how background calls are kept running
+   */
+  constructor(
+    name: string,
+    options: { now?: () => number; keepAlive?: (promise: Promise<unknown>) => void } = {}
+  ) {
+    this.#now = options.now ?? (() => Date.now())
+    this.#stats = new ClientStats(this.#now())
+    this.#book = new LeaseBook({
+      id: name,
+      now: this.#now,
+      stats: this.#stats,
+      // An object runs on while it has calls in flight: nothing to extend.
+      keepAlive: options.keepAlive ?? (() => undefined),
+    })
+  }
+
+  /**
+   * Answers an isolate's reservation: units from what this object holds (reserving from the
+   * root first when it holds less than the isolate's need), units for the next window from
+   * what it holds of them, and the horizon for this location's isolates.
+   *
+   * @param root - the namespace of the key's root object
+   * @param lease - the key
+   * @param policy - its limit
+   * @param ask - the isolate's ask
+   * @throws {LimiterUnavailableError} when the root cannot be reached
+   */
+  async serve(
+    root: LimiterNamespace,
+    lease: LeaseKey,
+    policy: LeasablePolicy,
+    ask: LesseeAsk
+  ): Promise<Reservation> {
+    const nowMs = this.#now()
+    this.#lessees.note(ask.lessee, nowMs)
+    const horizonMs = horizonFor(this.#lessees.count(nowMs), LOCATION_PACING)
+    const ref = { ...lease, policy }
+    const taken = await this.#book.take(this.#root(root), ref, ask.minUnits, ask.units)
+    const ahead = ask.nextUnits ? this.#book.takeAhead(ref, ask.nextUnits) : undefined
+    // Scarce only on the root's word: units this object lacks for a moment it fetches.
+    const scarce = taken.granted < ask.units && this.#book.isQuiet(lease)
+    return {
+      granted: taken.granted,
+      decision: taken.decision,
+      chargedAtMs: taken.lot?.chargedAtMs ?? nowMs,
+      validUntilMs: taken.lot?.validUntilMs ?? nowMs,
+      epoch: taken.lot?.epoch ?? '',
+      ...(ahead && ahead.units > 0
+        ? {
+            next: {
+              granted: ahead.units,
+              validFromMs: ahead.validFromMs,
+              validUntilMs: ahead.validUntilMs,
+              epoch: ahead.epoch,
+            },
+          }
+        : {}),
+      horizonMs,
+      scarce,
+    }
+  }
+
+  /**
+   * Takes back units an isolate did not spend: held again while they can be spent, else handed
+   * on to the root.
+   *
+   * @param root - the namespace of the key's root object
+   * @param lease - the key
+   * @param policy - its limit
+   * @param lot - the units
+   */
+  takeBack(root: LimiterNamespace, lease: LeaseKey, policy: LeasablePolicy, lot: Lot): void {
+    if (!this.#book.takeBack({ ...lease, policy }, lot))
+      void this.#root(root).refund(lease, policy, lot)
+  }
+
+  #root(root: LimiterNamespace): Upstream {
+    return rootUpstream(root, {
+      stats: this.#stats,
+      timeoutMs: LOCATION_TIMEOUT_MS,
+      lessee: this.#book.id,
+    })
+  }
+}

@@ -1,0 +1,173 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { chargeKey, type KeyState } from '../../src/algorithms'
+import { refundKey } from '../../src/algorithms/refund'
+import { reserveKey, type LeasablePolicy } from '../../src/algorithms/reserve'
+
+const SECOND = 1_000
+const T0 = 1_700_000_040_000 // a minute boundary
+
+/** An exact limiter fed every unit spent, at the time it was spent: any it would refuse is over. */
+function exactOracle(policy: LeasablePolicy) {
+  const { limit, periodMs } = policy
+  const burst = 'burst' in policy ? policy.burst : limit
+  let level = burst
+  let lastMs = T0
+  const windows = new Map<number, number>()
+  return (atMs: number): boolean => {
+    if (policy.algorithm === 'token-bucket' || policy.algorithm === 'gcra') {
+      level = Math.min(burst, level + ((atMs - lastMs) * limit) / periodMs)
+      lastMs = atMs
+      level -= 1
+      return level >= -1e-9
+    }
+    const start = Math.floor(atMs / periodMs) * periodMs
+    const current = (windows.get(start) ?? 0) + 1
+    windows.set(start, current)
+    if (policy.algorithm === 'fixed-window') return current <= limit
+    const previous = windows.get(start - periodMs) ?? 0
+    return previous * (1 - (atMs - start) / periodMs) + current <= limit + 1e-9
+  }
+}
+
+/** A lot held by a lessee: units, and the span they may be spent in. */
+interface Held {
+  units: number
+  validFromMs: number
+  validUntilMs: number
+}
+
+type Step =
+  | { kind: 'wait'; ms: number }
+  | { kind: 'reserve'; units: number; ahead: boolean }
+  | { kind: 'charge' }
+  | { kind: 'spend'; lot: number; units: number }
+  | { kind: 'refund'; lot: number; units: number }
+
+// Waits are rarer than spends and charges, so that many land at one moment: where an excess shows.
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('wait' as const),
+      ms: fc.integer({ min: 1, max: 6 * SECOND }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('reserve' as const),
+      units: fc.integer({ min: 1, max: 8 }),
+      ahead: fc.boolean(),
+    }),
+  },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('charge' as const) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('spend' as const),
+      lot: fc.nat(),
+      units: fc.integer({ min: 1, max: 8 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('refund' as const),
+      lot: fc.nat(),
+      units: fc.integer({ min: 1, max: 8 }),
+    }),
+  }
+)
+
+/** Runs the steps; every unit admitted that an exact limiter would have refused. */
+function overAdmitted(policy: LeasablePolicy, steps: readonly Step[]): string[] {
+  const admits = exactOracle(policy)
+  let key: KeyState | undefined
+  let nowMs = T0
+  const lots: Held[] = []
+  const over: string[] = []
+  for (const s of steps) {
+    if (s.kind === 'wait') nowMs += s.ms
+    else if (s.kind === 'reserve') {
+      const ask = s.ahead
+        ? { units: 0, minUnits: 0, nextUnits: s.units }
+        : { units: s.units, minUnits: 0 }
+      const reserved = reserveKey(key, policy, nowMs, ask)
+      key = reserved.state
+      if (reserved.granted > 0)
+        lots.push({
+          units: reserved.granted,
+          validFromMs: nowMs,
+          validUntilMs: reserved.validUntilMs,
+        })
+      if (reserved.next) lots.push({ units: reserved.next.granted, ...reserved.next })
+    } else if (s.kind === 'charge') {
+      const outcome = chargeKey(key, policy, nowMs, 1)
+      key = outcome.state
+      if (outcome.decision.allowed && !admits(nowMs)) over.push(`charge at ${nowMs - T0}`)
+    } else {
+      // A lot that still has units and can be spent (or handed back) now, picked by `s.lot`.
+      const open = lots.filter(
+        (lot) =>
+          lot.units > 0 &&
+          nowMs < lot.validUntilMs &&
+          (s.kind === 'refund' || lot.validFromMs <= nowMs)
+      )
+      const lot = open[s.lot % Math.max(1, open.length)]
+      if (!lot) continue
+      const units = Math.min(s.units, lot.units)
+      lot.units -= units
+      if (s.kind === 'refund') key = refundKey(key, policy, nowMs, units, lot)
+      else for (let i = 0; i < units; i++) if (!admits(nowMs)) over.push(`spend at ${nowMs - T0}`)
+    }
+  }
+  return over
+}
+
+const policies: LeasablePolicy[] = [
+  { algorithm: 'sliding-window', limit: 10, periodMs: 10 * SECOND },
+  { algorithm: 'fixed-window', limit: 10, periodMs: 10 * SECOND },
+  { algorithm: 'token-bucket', limit: 10, periodMs: 10 * SECOND, burst: 10 },
+  { algorithm: 'gcra', limit: 10, periodMs: 10 * SECOND, burst: 6 },
+]
+
+describe('leased units, spent whenever their lessee likes within their span', () => {
+  it('counts tokens a lessee holds as still in the bucket: spent late, they never top a refilled bucket', () => {
+    const bucket = policies[2]!
+    const steps: Step[] = [
+      { kind: 'reserve', units: 8, ahead: false },
+      { kind: 'wait', ms: 4 * SECOND },
+      ...Array.from({ length: 9 }, (): Step => ({ kind: 'charge' })),
+      { kind: 'spend', lot: 0, units: 5 },
+    ]
+    expect(overAdmitted(bucket, steps)).toEqual([])
+  })
+
+  it.each([policies[0]!, policies[1]!])(
+    'keeps a window’s count plus what was charged ahead for the next within the limit ($algorithm)',
+    (policy) => {
+      const steps: Step[] = [
+        { kind: 'wait', ms: 8 * SECOND },
+        { kind: 'reserve', units: 5, ahead: true },
+        ...Array.from({ length: 10 }, (): Step => ({ kind: 'charge' })),
+        { kind: 'wait', ms: 2.5 * SECOND },
+        { kind: 'spend', lot: 0, units: 5 },
+        ...Array.from({ length: 10 }, (): Step => ({ kind: 'charge' })),
+      ]
+      expect(overAdmitted(policy, steps)).toEqual([])
+    }
+  )
+
+  it.each(policies)(
+    'never admit what an exact $algorithm would refuse, with plain charges beside them',
+    (policy) => {
+      fc.assert(
+        fc.property(fc.array(step, { maxLength: 120 }), (steps) => {
+          expect(overAdmitted(policy, steps)).toEqual([])
+        }),
+        { numRuns: 1000, seed: 19 }
+      )
+    }
+  )
+})
