@@ -33,7 +33,7 @@ export const LEASABLE_ALGORITHMS: readonly LeasablePolicy['algorithm'][] = [
 /** The longest a lease lives, whatever the algorithm (ms). */
 export const MAX_LEASE_MS = 10_000
 
-/** A grant leaves at least half of what the key had left to other lessees. */
+/** A key with room for an ask grants at most this share of it: the rest stays for others. */
 const SHARE = 0.5
 
 /** Charges the window after the current one. */
@@ -83,13 +83,13 @@ export interface Reserved {
 }
 
 /**
- * Charges up to `ask.units` at once: the most that fit now, but never more than half of what
- * the key had left beyond `minUnits`, so that near the limit the last units are spread over
- * the lessees asking. A grant is either 0 or at least `minUnits`. When it is 0 and `minUnits`
+ * Charges up to `ask.units` at once: at most half of what the key has left when that covers
+ * the ask (at least `minUnits`), and all of it when it does not (the key is then scarce). A
+ * grant is either 0 or at least `minUnits`. When it is 0 and `minUnits`
  * is above 0 a request of `minUnits` is charged as the exact path would: denied, with its retry
  * time, and locked when the policy has a penalty. With `minUnits` 0 (a refill ahead of need)
  * nothing but the grant is charged. Window algorithms may also charge `ask.nextUnits` ahead for
- * the next window (at most half of what it has left), spendable once it begins; bucket
+ * the next window (granted the same way), spendable once it begins; bucket
  * algorithms hold what they grant until it must be spent (see `Hold`).
  *
  * @param key - the stored key state
@@ -108,12 +108,12 @@ export function reserveKey(
   const hold = isWindowed(policy) ? undefined : { untilMs: validUntilMs }
   const look = chargeKey(key, policy, nowMs, 0).decision
   const room = look.allowed ? look.remaining : 0
-  const want = Math.min(units, room, Math.max(minUnits, Math.ceil(room * SHARE)))
+  const want = grantOf(units, minUnits, room)
   let reserved: Reserved | undefined
   if (want > 0 && want >= minUnits) {
     const taken = chargeKey(key, policy, nowMs, want, hold)
     if (taken.decision.allowed)
-      reserved = { ...taken, granted: want, validUntilMs, scarce: want < units }
+      reserved = { ...taken, granted: want, validUntilMs, scarce: room < units }
   }
   if (!reserved && minUnits === 0)
     reserved = { state: key, granted: 0, decision: look, validUntilMs: nowMs, scarce: units > 0 }
@@ -121,7 +121,7 @@ export function reserveKey(
     const denied = chargeKey(key, policy, nowMs, minUnits, hold)
     // `remaining` is whole units and the check below it exact: a cost that fits is granted.
     reserved = denied.decision.allowed
-      ? { ...denied, granted: minUnits, validUntilMs, scarce: minUnits < units }
+      ? { ...denied, granted: minUnits, validUntilMs, scarce: room < units }
       : { ...denied, granted: 0, validUntilMs: nowMs, scarce: true }
   }
   return ask.nextUnits && isWindowed(policy)
@@ -138,7 +138,7 @@ function reserveAhead(
 ): Reserved {
   const look = chargeKey(reserved.state, policy, nowMs, 0, AHEAD).decision
   const room = look.allowed ? look.remaining : 0
-  const want = Math.min(nextUnits, Math.ceil(room * SHARE))
+  const want = grantOf(nextUnits, 0, room)
   const taken = want > 0 ? chargeKey(reserved.state, policy, nowMs, want, AHEAD) : undefined
   if (!taken?.decision.allowed) return { ...reserved, scarce: true }
   const validFromMs = windowOf(policy, nowMs) + policy.periodMs
@@ -146,8 +146,17 @@ function reserveAhead(
     ...reserved,
     state: taken.state,
     next: { granted: want, validFromMs, validUntilMs: leaseEndMs(policy, validFromMs) },
-    scarce: reserved.scarce || want < nextUnits,
+    scarce: reserved.scarce || room < nextUnits,
   }
+}
+
+/**
+ * What to grant of an ask: a key with room for it gives at most half of that room (at least
+ * the need), so others still find some; a key with less room than asked gives all it has, so
+ * nothing is left unspendable while its lessees wait out their horizon.
+ */
+function grantOf(units: number, minUnits: number, room: number): number {
+  return room < units ? room : Math.min(units, Math.max(minUnits, Math.ceil(room * SHARE)))
 }
 
 /**
@@ -160,17 +169,6 @@ function reserveAhead(
 export function leaseEndMs(policy: LeasablePolicy, nowMs: number): number {
   const end = nowMs + MAX_LEASE_MS
   return isWindowed(policy) ? Math.min(end, windowOf(policy, nowMs) + policy.periodMs) : end
-}
-
-/**
- * Whether two reservations' units belong together: for windows, spent in the same window.
- *
- * @param policy - a leasable policy
- * @param aMs - when one may be spent from
- * @param bMs - when the other may be
- */
-export function sameLeaseWindow(policy: LeasablePolicy, aMs: number, bMs: number): boolean {
-  return !isWindowed(policy) || windowOf(policy, aMs) === windowOf(policy, bMs)
 }
 
 /** Whether the policy counts in epoch-aligned windows. */

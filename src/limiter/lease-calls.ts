@@ -42,6 +42,10 @@ export interface CallOptions {
   lessee: string
 }
 
+/** The key alone (a lease book's record of it holds promises and more, which stay here). */
+const keyOf = ({ ruleId, key, placement }: LeaseKey): LeaseKey =>
+  placement ? { ruleId, key, placement } : { ruleId, key }
+
 /** The rule of a lease, as object names take it. */
 const ruleOf = (lease: LeaseKey) => ({
   id: lease.ruleId,
@@ -108,10 +112,10 @@ export function locationUpstream(
     timeoutMs: options.timeoutMs,
     reserve: (lease, policy, ask) =>
       timed(options, lease, async () =>
-        (await stub(lease)).sublease(lease, policy, { ...ask, lessee: options.lessee })
+        (await stub(lease)).sublease(keyOf(lease), policy, { ...ask, lessee: options.lessee })
       ),
     refund: (lease, policy, lot) =>
-      quietly(options, lease, async () => (await stub(lease)).subrefund(lease, policy, lot)),
+      quietly(options, lease, async () => (await stub(lease)).subrefund(keyOf(lease), policy, lot)),
   }
 }
 

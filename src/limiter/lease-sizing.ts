@@ -31,8 +31,8 @@ export const ROOT_PACING: Pacing = { callsPerSecond: 150, minHorizonMs: 250, max
 /** A location's object: the isolates of one location, which are near it. */
 export const LOCATION_PACING: Pacing = {
   callsPerSecond: 200,
-  minHorizonMs: 50,
-  maxHorizonMs: 1_000,
+  minHorizonMs: 250,
+  maxHorizonMs: 2_000,
 }
 
 /** Time on top of twice the round trip that a refill is started before it is needed (ms). */

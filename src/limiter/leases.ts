@@ -264,6 +264,20 @@ export class LeaseBook {
     this.#giveBack(lease, this.#now())
   }
 
+  /**
+   * Hands back now the units of every key unused for {@link QUIET_MS}.
+   *
+   * @returns whether the book still holds units of any key
+   */
+  handBackQuiet(): boolean {
+    this.#lastSweepMs = Number.NEGATIVE_INFINITY
+    const nowMs = this.#now()
+    this.#sweep(nowMs)
+    for (const lease of this.#leases.values())
+      if (heldNow(lease, nowMs).now + heldNow(lease, nowMs).later > 0) return true
+    return false
+  }
+
   /** Hands every unspent unit back now, and waits for it and every background call. */
   async flush(): Promise<void> {
     await this.settled()

@@ -11,7 +11,7 @@ import type { LimiterNamespace } from './charge-call'
 import type { LeaseKey, Lot } from './key-lease'
 import { rootUpstream, type Upstream } from './lease-calls'
 import { horizonFor, LOCATION_PACING } from './lease-sizing'
-import { LeaseBook } from './leases'
+import { LeaseBook, QUIET_MS } from './leases'
 import { Lessees } from './lessees'
 import type { LesseeAsk, Reservation } from './reservation'
 import { ClientStats } from './stats'
@@ -25,6 +25,8 @@ export class LocationLessor {
   readonly #lessees = new Lessees()
   readonly #stats: ClientStats
   readonly #now: () => number
+  /** Hands back what the location's isolates left unused, while the object holds any. */
+  #watch: ReturnType<typeof setTimeout> | undefined
 
   /**
    * @param name - the object's name: its id to the root
@@ -67,9 +69,12 @@ export class LocationLessor {
     const horizonMs = horizonFor(this.#lessees.count(nowMs), LOCATION_PACING)
     const ref = { ...lease, policy }
     const taken = await this.#book.take(this.#root(root), ref, ask.minUnits, ask.units)
+    this.#watchIdle()
     const ahead = ask.nextUnits ? this.#book.takeAhead(ref, ask.nextUnits) : undefined
-    // Scarce only on the root's word: units this object lacks for a moment it fetches.
-    const scarce = taken.granted < ask.units && this.#book.isQuiet(lease)
+    // Scarce when the need was refused, or on the root's word: units this object lacks for a
+    // moment it fetches.
+    const scarce =
+      taken.granted < ask.minUnits || (taken.granted < ask.units && this.#book.isQuiet(lease))
     return {
       granted: taken.granted,
       decision: taken.decision,
@@ -103,6 +108,19 @@ export class LocationLessor {
   takeBack(root: LimiterNamespace, lease: LeaseKey, policy: LeasablePolicy, lot: Lot): void {
     if (!this.#book.takeBack({ ...lease, policy }, lot))
       void this.#root(root).refund(lease, policy, lot)
+    this.#watchIdle()
+  }
+
+  /**
+   * Once no isolate has used a key for `QUIET_MS`, its units go back to the root (a location's
+   * object is called for one key: nothing else would wake it to do so).
+   */
+  #watchIdle(): void {
+    if (this.#watch !== undefined) return
+    this.#watch = setTimeout(() => {
+      this.#watch = undefined
+      if (this.#book.handBackQuiet()) this.#watchIdle()
+    }, QUIET_MS)
   }
 
   #root(root: LimiterNamespace): Upstream {

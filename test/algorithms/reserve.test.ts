@@ -43,13 +43,13 @@ function admits(key: KeyState | undefined, policy: Policy, nowMs = T0): number {
 
 describe('reserveKey', () => {
   it.each(ALL)(
-    'grants what fits, at most half of what is left beyond the need ($algorithm)',
+    'grants at most half of what is left when that covers the ask (the need at least), else all that is left ($algorithm)',
     (policy) => {
       const cases: [used: number, units: number, minUnits: number, granted: number][] = [
         [0, 3, 1, 3], // room 10, half 5: all 3
         [0, 8, 1, 5], // half of 10
         [0, 8, 7, 7], // the need wins over the half
-        [6, 8, 0, 2], // room 4, half 2
+        [6, 8, 0, 4], // room 4, less than asked: all of it
         [9, 8, 1, 1], // the last unit
         [10, 8, 1, 0], // none left: denied
         [8, 8, 3, 0], // 2 left, 3 needed: denied, nothing charged
