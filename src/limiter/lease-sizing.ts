@@ -60,10 +60,14 @@ export function batchCap(policy: LeasablePolicy): number {
   return Math.max(1, Math.floor(capacity * CAP_SHARE))
 }
 
+/** A batch holds this many horizons of demand; a lessee refills at a third of it (see below). */
+const BATCH_HORIZONS = 1.5
+
 /**
- * The units to hold: the demand over the horizon (less when the window ends sooner), at most
- * {@link batchCap}; 0 for a key whose demand is under a unit per horizon (it reserves each
- * request's cost when it comes, and holds nothing).
+ * The units to hold: the demand over one and a half horizons (less when the window ends
+ * sooner), at most {@link batchCap}; 0 for a key whose demand is under a unit over that time (it
+ * reserves each request's cost when it comes, and holds nothing). Refilled at half a horizon's
+ * demand ({@link refillBelow}), a lessee calls about once per horizon.
  *
  * @param policy - a leasable policy
  * @param ratePerMs - units demanded per ms lately, if known
@@ -77,7 +81,7 @@ export function batchSize(
   nowMs: number
 ): number {
   const leftMs = isWindowed(policy) ? windowOf(policy, nowMs) + policy.periodMs - nowMs : horizonMs
-  const wanted = (ratePerMs ?? 0) * Math.min(horizonMs, leftMs)
+  const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, leftMs)
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
 }
 

@@ -139,7 +139,9 @@ export class LeaseBook {
     try {
       const taken = await this.take(to, ref, cost, cost)
       stats.decided(call.rule.id, taken.waited ? 'durableObject' : 'local')
-      return { enforced: true, decision: taken.decision }
+      return taken.waited
+        ? { enforced: true, decision: taken.decision }
+        : { enforced: true, decision: taken.decision, local: true }
     } catch (error) {
       return failedCharge(stats, call, unavailableOf(error))
     }
