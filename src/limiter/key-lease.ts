@@ -50,8 +50,9 @@ export interface KeyLease extends LeaseKey {
   snapshot?: Decision
   /** Units demanded per ms here lately, once two reservations have measured it. */
   rate?: number
-  /** Units demanded (spent, or asked for and refused) since the last reservation. */
+  /** Units demanded (spent, or asked for and refused) since the last measure. */
   demandSinceReserve: number
+  /** When demand was last measured. */
   lastReserveMs?: number
   /** How long a batch should last, as the lessor said. */
   horizonMs: number
@@ -75,21 +76,32 @@ export function leaseId(ruleId: string, key: string): string {
   return `${ruleId}\n${key}`
 }
 
+/** Demand is averaged over about this long (ms): a burst of waiting requests is not a rate. */
+export const RATE_TIME_CONSTANT_MS = 1_000
+
+/** Demand is measured over at least this long (ms). */
+const MIN_MEASURE_MS = 50
+
 /**
- * Updates the key's demand per ms from what was demanded since the last reservation (a running
- * mean over reservations, the newest counting half) as a new one starts.
+ * Updates the key's demand per ms from what was demanded since the last measure, as a new
+ * reservation starts: a mean that weighs the last {@link RATE_TIME_CONSTANT_MS} most, so that
+ * the requests queued behind a cold start or a slow call do not read as a lasting rate.
  *
  * @param lease - the key's lease
  * @param nowMs - the book's clock
  */
 export function measureRate(lease: KeyLease, nowMs: number): void {
   const lastMs = lease.lastReserveMs
-  // Within the same ms nothing can be measured: keep counting.
-  if (lastMs !== undefined && nowMs <= lastMs) return
-  if (lastMs !== undefined) {
-    const observed = lease.demandSinceReserve / (nowMs - lastMs)
-    lease.rate = lease.rate === undefined ? observed : (lease.rate + observed) / 2
+  if (lastMs === undefined) {
+    lease.demandSinceReserve = 0
+    lease.lastReserveMs = nowMs
+    return
   }
+  const elapsedMs = nowMs - lastMs
+  if (elapsedMs < MIN_MEASURE_MS) return
+  const observed = lease.demandSinceReserve / elapsedMs
+  const weight = 1 - Math.exp(-elapsedMs / RATE_TIME_CONSTANT_MS)
+  lease.rate = lease.rate === undefined ? observed : lease.rate + weight * (observed - lease.rate)
   lease.demandSinceReserve = 0
   lease.lastReserveMs = nowMs
 }

@@ -374,11 +374,19 @@ export class LeaseBook {
    * reserves only on demand; a key its lessor called scarce waits out the horizon.
    */
   #refillAhead(lease: KeyLease, nowMs: number): void {
-    if (lease.pending || nowMs < lease.quietUntilMs || lease.rate === undefined) return
+    if (lease.pending || lease.rate === undefined) return
     const { policy, horizonMs, roundTripMs, rate } = lease
     const batch = batchSize(policy, rate, horizonMs, nowMs)
-    if (batch === 0) return
     const held = heldNow(lease, nowMs)
+    // More than two batches held (demand fell, or was overestimated): the rest goes back now,
+    // where other lessees can spend it.
+    const excess = held.now - 2 * batch
+    if (excess > Math.max(1, batch)) {
+      const lot = takeUnits(lease, excess, nowMs)
+      this.#inBackground(this.#upstreams.get(lease)!.refund(lease, policy, lot))
+      return
+    }
+    if (batch === 0 || nowMs < lease.quietUntilMs) return
     const low = held.now < refillBelow(rate, horizonMs, roundTripMs)
     const aheadMissing = aheadOf(policy, horizonMs, roundTripMs, nowMs).due && held.later < batch
     if (!low && !aheadMissing) return
