@@ -85,39 +85,66 @@ export function batchSize(
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
 }
 
-/**
- * The units below which a lessee refills: half a horizon of demand, or what it spends while a
- * refill travels there and back (twice the round trip, plus a margin), whichever is more.
- *
- * @param ratePerMs - units demanded per ms lately
- * @param horizonMs - the lessor's horizon
- * @param roundTripMs - the last round trip to the lessor
- */
-export function refillBelow(ratePerMs: number, horizonMs: number, roundTripMs: number): number {
-  return ratePerMs * Math.max(horizonMs / 2, 2 * roundTripMs + REFILL_MARGIN_MS)
+/** What a lessee's demand and its lessor's pacing call for now. */
+export interface RefillPlan {
+  /** Units to hold for spending now. */
+  batch: number
+  /** Refill once fewer are held; 0: no refill now (too near the window's end). */
+  refillBelow: number
+  /** Ask for the next window's units with any refill (near a window's end). */
+  aheadWanted: boolean
+  /** Ask for them even without a refill: they must be there when the window begins. */
+  aheadDue: boolean
 }
 
 /**
- * For a windowed key: whether a refill should also ask for units of the next window (`wanted`:
- * once the window's end is nearer than a horizon plus twice the round trip, so that a refill
- * or two carry the ask), and whether it is `due` even without a refill (the last round trip
- * before the end), so the units are there when the window begins.
+ * When to refill and how much: a batch of demand over 1.5 horizons, refilled at half a horizon's
+ * demand (or what is spent while a refill travels there and back, twice the round trip plus a
+ * margin), so a lessee calls about once per horizon. Near a window's end the batch shrinks to
+ * what the window has left, and in its last half horizon the lessee stops refilling (what it
+ * lacks then it asks for on demand): a batch charged to a window is lost at its end. From a
+ * horizon before the end, refills also ask for the next window's batch, and once the end is
+ * nearer than a share of a horizon picked by `spread` (0 ≤ spread < 1, the lessee's own) the
+ * lessee asks for it alone: so the next window's units are there when it begins, and the
+ * lessees' asks are spread over that horizon rather than all at its end.
  *
  * @param policy - a leasable policy
+ * @param ratePerMs - units demanded per ms lately
  * @param horizonMs - the lessor's horizon
  * @param roundTripMs - the last round trip to the lessor
+ * @param spread - where in the horizon this lessee asks ahead on its own
  * @param nowMs - the lessee's clock
  */
-export function aheadOf(
+export function refillPlan(
   policy: LeasablePolicy,
+  ratePerMs: number,
   horizonMs: number,
   roundTripMs: number,
+  spread: number,
   nowMs: number
-): { wanted: boolean; due: boolean } {
-  if (!isWindowed(policy)) return { wanted: false, due: false }
-  const leftMs = windowOf(policy, nowMs) + policy.periodMs - nowMs
+): RefillPlan {
+  const batch = batchSize(policy, ratePerMs, horizonMs, nowMs)
   const lead = 2 * roundTripMs + REFILL_MARGIN_MS
-  return { wanted: leftMs <= horizonMs + lead, due: leftMs <= 2 * lead }
+  const below = Math.min(ratePerMs * Math.max(horizonMs / 2, lead), batch / 2)
+  if (!isWindowed(policy)) return { batch, refillBelow: below, aheadWanted: false, aheadDue: false }
+  const leftMs = windowOf(policy, nowMs) + policy.periodMs - nowMs
+  return {
+    batch,
+    refillBelow: leftMs > horizonMs / 2 ? below : 0,
+    aheadWanted: leftMs <= horizonMs + lead,
+    aheadDue: leftMs <= lead + spread * horizonMs,
+  }
+}
+
+/**
+ * A lessee's own place in `[0, 1)`, from its id (FNV-1a): where it asks ahead on its own.
+ *
+ * @param id - the lessee's id
+ */
+export function spreadOf(id: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
+  return (hash >>> 0) / 2 ** 32
 }
 
 /**

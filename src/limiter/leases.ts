@@ -35,7 +35,7 @@ import {
   type Pending,
 } from './key-lease'
 import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
-import { aheadOf, batchSize, DEFAULT_HORIZON_MS, refillBelow, samePolicy } from './lease-sizing'
+import { batchSize, DEFAULT_HORIZON_MS, refillPlan, samePolicy, spreadOf } from './lease-sizing'
 import type { Reservation } from './reservation'
 import { unavailableOf } from './rpc'
 import { clientStats, type ClientStats } from './stats'
@@ -85,6 +85,8 @@ export class LeaseBook {
   readonly #stats: () => ClientStats
   readonly #background = new Set<Promise<unknown>>()
   #location: string | undefined
+  /** Where in a horizon this book asks for the next window's units on its own. */
+  readonly #spread: number
   #lastSweepMs = 0
 
   /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
@@ -94,6 +96,7 @@ export class LeaseBook {
     const stats = options.stats
     this.#stats = stats ? () => stats : clientStats
     this.id = options.id ?? crypto.randomUUID()
+    this.#spread = spreadOf(this.id)
     this.#location = options.location
   }
 
@@ -334,11 +337,13 @@ export class LeaseBook {
   #reserve(lease: KeyLease, nowMs: number, demand: number, need: number): Pending {
     measureRate(lease, nowMs)
     const { policy, horizonMs, roundTripMs } = lease
-    const batch = batchSize(policy, lease.rate, horizonMs, nowMs)
+    const plan = refillPlan(policy, lease.rate ?? 0, horizonMs, roundTripMs, this.#spread, nowMs)
     const held = heldNow(lease, nowMs)
-    const units = demand > 0 ? demand + batch : Math.max(0, batch - held.now)
-    const ahead = aheadOf(policy, horizonMs, roundTripMs, nowMs).wanted
-    const nextUnits = ahead ? Math.max(0, batch - held.later) : 0
+    const topUp = plan.refillBelow > 0 ? plan.batch : 0
+    const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
+    // The next window's batch is a whole one: its window has just begun when it is spent.
+    const nextBatch = batchSize(policy, lease.rate, horizonMs, nowMs + policy.periodMs / 2)
+    const nextUnits = plan.aheadWanted ? Math.max(0, nextBatch - held.later) : 0
     const to = this.#upstreams.get(lease)!
     const sentAtMs = nowMs
     const promise = to.reserve(lease, policy, { units, minUnits: need, nextUnits }).then(
@@ -376,19 +381,19 @@ export class LeaseBook {
   #refillAhead(lease: KeyLease, nowMs: number): void {
     if (lease.pending || lease.rate === undefined) return
     const { policy, horizonMs, roundTripMs, rate } = lease
-    const batch = batchSize(policy, rate, horizonMs, nowMs)
+    const plan = refillPlan(policy, rate, horizonMs, roundTripMs, this.#spread, nowMs)
     const held = heldNow(lease, nowMs)
     // More than two batches held (demand fell, or was overestimated): the rest goes back now,
     // where other lessees can spend it.
-    const excess = held.now - 2 * batch
-    if (excess > Math.max(1, batch)) {
+    const excess = held.now - 2 * plan.batch
+    if (excess > Math.max(1, plan.batch)) {
       const lot = takeUnits(lease, excess, nowMs)
       this.#inBackground(this.#upstreams.get(lease)!.refund(lease, policy, lot))
       return
     }
-    if (batch === 0 || nowMs < lease.quietUntilMs) return
-    const low = held.now < refillBelow(rate, horizonMs, roundTripMs)
-    const aheadMissing = aheadOf(policy, horizonMs, roundTripMs, nowMs).due && held.later < batch
+    if (plan.batch === 0 || nowMs < lease.quietUntilMs) return
+    const low = held.now < plan.refillBelow
+    const aheadMissing = plan.aheadDue && held.later < plan.batch / 2
     if (!low && !aheadMissing) return
     this.#inBackground(this.#reserve(lease, nowMs, 0, 0).promise)
   }
