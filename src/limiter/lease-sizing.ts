@@ -89,6 +89,8 @@ export function batchSize(
 export interface RefillPlan {
   /** Units to hold for spending now. */
   batch: number
+  /** Units to hold for the next window, once asked for (its window has just begun then). */
+  nextBatch: number
   /** Refill once fewer are held; 0: no refill now (too near the window's end). */
   refillBelow: number
   /** Ask for the next window's units with any refill (near a window's end). */
@@ -126,10 +128,12 @@ export function refillPlan(
   const batch = batchSize(policy, ratePerMs, horizonMs, nowMs)
   const lead = 2 * roundTripMs + REFILL_MARGIN_MS
   const below = Math.min(ratePerMs * Math.max(horizonMs / 2, lead), batch / 2)
-  if (!isWindowed(policy)) return { batch, refillBelow: below, aheadWanted: false, aheadDue: false }
+  if (!isWindowed(policy))
+    return { batch, nextBatch: 0, refillBelow: below, aheadWanted: false, aheadDue: false }
   const leftMs = windowOf(policy, nowMs) + policy.periodMs - nowMs
   return {
     batch,
+    nextBatch: batchSize(policy, ratePerMs, horizonMs, nowMs + leftMs),
     refillBelow: leftMs > horizonMs / 2 ? below : 0,
     aheadWanted: leftMs <= horizonMs + lead,
     aheadDue: leftMs <= lead + spread * horizonMs,

@@ -35,7 +35,7 @@ import {
   type Pending,
 } from './key-lease'
 import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
-import { batchSize, DEFAULT_HORIZON_MS, refillPlan, samePolicy, spreadOf } from './lease-sizing'
+import { DEFAULT_HORIZON_MS, refillPlan, samePolicy, spreadOf } from './lease-sizing'
 import type { Reservation } from './reservation'
 import { unavailableOf } from './rpc'
 import { clientStats, type ClientStats } from './stats'
@@ -341,9 +341,7 @@ export class LeaseBook {
     const held = heldNow(lease, nowMs)
     const topUp = plan.refillBelow > 0 ? plan.batch : 0
     const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
-    // The next window's batch is a whole one: its window has just begun when it is spent.
-    const nextBatch = batchSize(policy, lease.rate, horizonMs, nowMs + policy.periodMs / 2)
-    const nextUnits = plan.aheadWanted ? Math.max(0, nextBatch - held.later) : 0
+    const nextUnits = plan.aheadWanted ? Math.max(0, plan.nextBatch - held.later) : 0
     const to = this.#upstreams.get(lease)!
     const sentAtMs = nowMs
     const promise = to.reserve(lease, policy, { units, minUnits: need, nextUnits }).then(
@@ -391,9 +389,9 @@ export class LeaseBook {
       this.#inBackground(this.#upstreams.get(lease)!.refund(lease, policy, lot))
       return
     }
-    if (plan.batch === 0 || nowMs < lease.quietUntilMs) return
+    if (plan.batch + plan.nextBatch === 0 || nowMs < lease.quietUntilMs) return
     const low = held.now < plan.refillBelow
-    const aheadMissing = plan.aheadDue && held.later < plan.batch / 2
+    const aheadMissing = plan.aheadDue && held.later < plan.nextBatch / 2
     if (!low && !aheadMissing) return
     this.#inBackground(this.#reserve(lease, nowMs, 0, 0).promise)
   }
