@@ -56,6 +56,11 @@ export interface ReserveAsk {
   minUnits: number
   /** Window algorithms: units to spend once the next window begins, charged to it now. */
   nextUnits?: number
+  /**
+   * The start of the window `nextUnits` are for, by the lessee's clock. An ask sent before a
+   * window's end may arrive after it: those units are then the current window's.
+   */
+  nextWindowMs?: number
 }
 
 /** Units granted for the next window. */
@@ -124,29 +129,33 @@ export function reserveKey(
       ? { ...denied, granted: minUnits, validUntilMs, scarce: room < units }
       : { ...denied, granted: 0, validUntilMs: nowMs, scarce: true }
   }
-  return ask.nextUnits && isWindowed(policy)
-    ? reserveAhead(reserved, policy, nowMs, ask.nextUnits)
-    : reserved
+  if (!ask.nextUnits || !isWindowed(policy)) return reserved
+  const windowMs = windowOf(policy, nowMs)
+  const forMs = ask.nextWindowMs ?? windowMs + policy.periodMs
+  // Units for a window that has begun by now are charged to it; for one that ended, not at all.
+  if (forMs !== windowMs && forMs !== windowMs + policy.periodMs) return reserved
+  return reserveFor(reserved, policy, nowMs, ask.nextUnits, forMs)
 }
 
-/** Adds a grant for the next window to a reservation: at most half of what it has left. */
-function reserveAhead(
+/** Adds a grant for a given window (the current one, or the next) to a reservation. */
+function reserveFor(
   reserved: Reserved,
   policy: FixedWindowPolicy | SlidingWindowPolicy,
   nowMs: number,
-  nextUnits: number
+  units: number,
+  windowMs: number
 ): Reserved {
-  const look = chargeKey(reserved.state, policy, nowMs, 0, AHEAD).decision
+  const hold = windowMs > nowMs ? AHEAD : undefined
+  const look = chargeKey(reserved.state, policy, nowMs, 0, hold).decision
   const room = look.allowed ? look.remaining : 0
-  const want = grantOf(nextUnits, 0, room)
-  const taken = want > 0 ? chargeKey(reserved.state, policy, nowMs, want, AHEAD) : undefined
+  const want = grantOf(units, 0, room)
+  const taken = want > 0 ? chargeKey(reserved.state, policy, nowMs, want, hold) : undefined
   if (!taken?.decision.allowed) return { ...reserved, scarce: true }
-  const validFromMs = windowOf(policy, nowMs) + policy.periodMs
   return {
     ...reserved,
     state: taken.state,
-    next: { granted: want, validFromMs, validUntilMs: leaseEndMs(policy, validFromMs) },
-    scarce: reserved.scarce || room < nextUnits,
+    next: { granted: want, validFromMs: windowMs, validUntilMs: leaseEndMs(policy, windowMs) },
+    scarce: reserved.scarce || room < units,
   }
 }
 

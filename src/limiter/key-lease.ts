@@ -48,8 +48,10 @@ export interface KeyLease extends LeaseKey {
   lots: Lot[]
   /** The lessor's last answer, for the headers of local decisions. */
   snapshot?: Decision
-  /** Units demanded per ms here lately, once two reservations have measured it. */
+  /** Units demanded per ms here lately, once measured. */
   rate?: number
+  /** Before that, a guess that can only be low (see `measureRate`). */
+  provisionalRate?: number
   /** Units demanded (spent, or asked for and refused) since the last measure. */
   demandSinceReserve: number
   /** When demand was last measured. */
@@ -98,7 +100,12 @@ export function measureRate(lease: KeyLease, nowMs: number): void {
     return
   }
   const elapsedMs = nowMs - lastMs
-  if (elapsedMs < MIN_MEASURE_MS) return
+  if (elapsedMs < MIN_MEASURE_MS) {
+    // Until a first measure, a guess that can only be low: what came so far, over the least
+    // time a measure takes. A cold lessee then holds a little at once instead of nothing.
+    if (lease.rate === undefined) lease.provisionalRate = lease.demandSinceReserve / MIN_MEASURE_MS
+    return
+  }
   const observed = lease.demandSinceReserve / elapsedMs
   const weight = 1 - Math.exp(-elapsedMs / RATE_TIME_CONSTANT_MS)
   lease.rate = lease.rate === undefined ? observed : lease.rate + weight * (observed - lease.rate)
@@ -149,15 +156,19 @@ export function takeUnits(lease: KeyLease, units: number, nowMs: number): Lot {
 }
 
 /**
- * Takes up to `units` held for later (the next window), all from one lot.
+ * Takes up to `units` that may be spent in the window beginning at `windowMs` (for a lessee's
+ * ask ahead), all from one lot.
  *
  * @param lease - the key's lease
  * @param units - units wanted
- * @param nowMs - the book's clock
- * @returns the lot given out (`units` 0 when there is none)
+ * @param windowMs - the window's start
+ * @returns the lot given out, or `undefined` when none is held for that window
  */
-export function takeAhead(lease: KeyLease, units: number, nowMs: number): Lot | undefined {
-  const lot = lease.lots.find((held) => held.validFromMs > nowMs && held.units > 0)
+export function takeAhead(lease: KeyLease, units: number, windowMs: number): Lot | undefined {
+  const { periodMs } = lease.policy
+  const lot = lease.lots.find(
+    (held) => held.units > 0 && Math.floor(held.validFromMs / periodMs) * periodMs === windowMs
+  )
   if (!lot) return undefined
   const taken = Math.min(units, lot.units)
   lot.units -= taken

@@ -60,6 +60,9 @@ export function batchCap(policy: LeasablePolicy): number {
   return Math.max(1, Math.floor(capacity * CAP_SHARE))
 }
 
+/** Near a window's end a batch holds its demand to the end times this. */
+const END_MARGIN = 1.25
+
 /** A batch holds this many horizons of demand; a lessee refills at a third of it (see below). */
 const BATCH_HORIZONS = 1.5
 
@@ -81,7 +84,9 @@ export function batchSize(
   nowMs: number
 ): number {
   const leftMs = isWindowed(policy) ? windowOf(policy, nowMs) + policy.periodMs - nowMs : horizonMs
-  const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, leftMs)
+  // Near a window's end, what it has left and a quarter more: a lessee that runs out just
+  // before the end calls on demand, and a few units left at the end are all it costs.
+  const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, END_MARGIN * leftMs)
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
 }
 
@@ -91,6 +96,8 @@ export interface RefillPlan {
   batch: number
   /** Units to hold for the next window, once asked for (its window has just begun then). */
   nextBatch: number
+  /** When the next window begins (windowed policies). */
+  nextWindowMs?: number
   /** Refill once fewer are held; 0: no refill now (too near the window's end). */
   refillBelow: number
   /** Ask for the next window's units with any refill (near a window's end). */
@@ -134,6 +141,7 @@ export function refillPlan(
   return {
     batch,
     nextBatch: batchSize(policy, ratePerMs, horizonMs, nowMs + leftMs),
+    nextWindowMs: nowMs + leftMs,
     refillBelow: leftMs > horizonMs / 2 ? below : 0,
     aheadWanted: leftMs <= horizonMs + lead,
     aheadDue: leftMs <= lead + spread * horizonMs,

@@ -206,16 +206,19 @@ export class LeaseBook {
   }
 
   /**
-   * Takes up to `units` of a key's units held for its next window (for a lessee of this book's
-   * own), without a call: a book asks for them itself before the window ends.
+   * Takes up to `units` of a key's units that may be spent in the window beginning at
+   * `windowMs` (for a lessee of this book's own asking ahead), without a call: a book asks for
+   * the next window's units itself before the window ends.
    *
    * @param ref - the key and its policy
    * @param units - units wanted
+   * @param windowMs - the window's start
    */
-  takeAhead(ref: LeaseRef, units: number): Lot | undefined {
+  takeAhead(ref: LeaseRef, units: number, windowMs: number): Lot | undefined {
     const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
     if (!lease || !samePolicy(lease.policy, ref.policy)) return undefined
-    return takeAhead(lease, units, this.#now())
+    heldNow(lease, this.#now())
+    return takeAhead(lease, units, windowMs)
   }
 
   /**
@@ -337,14 +340,16 @@ export class LeaseBook {
   #reserve(lease: KeyLease, nowMs: number, demand: number, need: number): Pending {
     measureRate(lease, nowMs)
     const { policy, horizonMs, roundTripMs } = lease
-    const plan = refillPlan(policy, lease.rate ?? 0, horizonMs, roundTripMs, this.#spread, nowMs)
+    const rate = lease.rate ?? lease.provisionalRate ?? 0
+    const plan = refillPlan(policy, rate, horizonMs, roundTripMs, this.#spread, nowMs)
     const held = heldNow(lease, nowMs)
     const topUp = plan.refillBelow > 0 ? plan.batch : 0
     const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
     const nextUnits = plan.aheadWanted ? Math.max(0, plan.nextBatch - held.later) : 0
     const to = this.#upstreams.get(lease)!
     const sentAtMs = nowMs
-    const promise = to.reserve(lease, policy, { units, minUnits: need, nextUnits }).then(
+    const ask = { units, minUnits: need, nextUnits, nextWindowMs: plan.nextWindowMs }
+    const promise = to.reserve(lease, policy, ask).then(
       (reservation): Outcome => {
         this.#apply(lease, reservation, sentAtMs)
         return { ok: true, reservation }

@@ -70,7 +70,10 @@ export class LocationLessor {
     const ref = { ...lease, policy }
     const taken = await this.#book.take(this.#root(root), ref, ask.minUnits, ask.units)
     this.#watchIdle()
-    const ahead = ask.nextUnits ? this.#book.takeAhead(ref, ask.nextUnits) : undefined
+    const ahead =
+      ask.nextUnits && ask.nextWindowMs !== undefined
+        ? this.#book.takeAhead(ref, ask.nextUnits, ask.nextWindowMs)
+        : undefined
     // Scarce when the need was refused, or on the root's word: units this object lacks for a
     // moment it fetches.
     const scarce =
