@@ -98,6 +98,8 @@ export interface RefillPlan {
   nextBatch: number
   /** When the next window begins (windowed policies). */
   nextWindowMs?: number
+  /** More than this held (demand fell, or was overestimated) goes back at once. */
+  keepAtMost: number
   /** Refill once fewer are held; 0: no refill now (too near the window's end). */
   refillBelow: number
   /** Ask for the next window's units with any refill (near a window's end). */
@@ -136,11 +138,21 @@ export function refillPlan(
   const lead = 2 * roundTripMs + REFILL_MARGIN_MS
   const below = Math.min(ratePerMs * Math.max(horizonMs / 2, lead), batch / 2)
   if (!isWindowed(policy))
-    return { batch, nextBatch: 0, refillBelow: below, aheadWanted: false, aheadDue: false }
+    return {
+      batch,
+      nextBatch: 0,
+      keepAtMost: Math.max(1, 3 * batch),
+      refillBelow: below,
+      aheadWanted: false,
+      aheadDue: false,
+    }
   const leftMs = windowOf(policy, nowMs) + policy.periodMs - nowMs
+  // A whole batch, as at a window's start: what is held for the rest of this one is less.
+  const nextBatch = batchSize(policy, ratePerMs, horizonMs, nowMs + leftMs)
   return {
     batch,
-    nextBatch: batchSize(policy, ratePerMs, horizonMs, nowMs + leftMs),
+    nextBatch,
+    keepAtMost: Math.max(1, 3 * nextBatch),
     nextWindowMs: nowMs + leftMs,
     refillBelow: leftMs > horizonMs / 2 ? below : 0,
     aheadWanted: leftMs <= horizonMs + lead,

@@ -386,10 +386,10 @@ export class LeaseBook {
     const { policy, horizonMs, roundTripMs, rate } = lease
     const plan = refillPlan(policy, rate, horizonMs, roundTripMs, this.#spread, nowMs)
     const held = heldNow(lease, nowMs)
-    // More than two batches held (demand fell, or was overestimated): the rest goes back now,
-    // where other lessees can spend it.
-    const excess = held.now - 2 * plan.batch
-    if (excess > Math.max(1, plan.batch)) {
+    // Too much held (demand fell, or was overestimated): the excess goes back now, where
+    // other lessees can spend it.
+    const excess = held.now - plan.keepAtMost
+    if (excess > 0 && plan.batch > 0) {
       const lot = takeUnits(lease, excess, nowMs)
       this.#inBackground(this.#upstreams.get(lease)!.refund(lease, policy, lot))
       return
