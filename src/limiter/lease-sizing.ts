@@ -113,11 +113,12 @@ export interface RefillPlan {
  * demand (or what is spent while a refill travels there and back, twice the round trip plus a
  * margin), so a lessee calls about once per horizon. Near a window's end the batch shrinks to
  * what the window has left, and in its last half horizon the lessee stops refilling (what it
- * lacks then it asks for on demand): a batch charged to a window is lost at its end. From a
- * horizon before the end, refills also ask for the next window's batch, and once the end is
- * nearer than a share of a horizon picked by `spread` (0 ≤ spread < 1, the lessee's own) the
- * lessee asks for it alone: so the next window's units are there when it begins, and the
- * lessees' asks are spread over that horizon rather than all at its end.
+ * lacks then it asks for on demand): a batch charged to a window is lost at its end. From two
+ * horizons before the end, refills also ask for the next window's batch, and between one and
+ * two horizons before it, at a point picked by `spread` (0 ≤ spread < 1, the lessee's own), the
+ * lessee asks for it alone: so the next window's units are there when it begins, a lessor has
+ * its own before its lessees ask for theirs (their horizon is shorter), and the asks are spread
+ * over a horizon rather than all at the end.
  *
  * @param policy - a leasable policy
  * @param ratePerMs - units demanded per ms lately
@@ -155,8 +156,8 @@ export function refillPlan(
     keepAtMost: Math.max(1, 3 * nextBatch),
     nextWindowMs: nowMs + leftMs,
     refillBelow: leftMs > horizonMs / 2 ? below : 0,
-    aheadWanted: leftMs <= horizonMs + lead,
-    aheadDue: leftMs <= lead + spread * horizonMs,
+    aheadWanted: leftMs <= 2 * horizonMs + lead,
+    aheadDue: leftMs <= lead + (1 + spread) * horizonMs,
   }
 }
 
