@@ -7,7 +7,7 @@ import { LEASABLE_ALGORITHMS } from '../algorithms/reserve'
 import { actionProblems } from './cross-check-actions'
 import { foldHeaderName, foldQueryName } from './fields'
 import { messagesProblems } from './messages'
-import type { RuleInput } from './schema'
+import type { CheckedRule } from './document'
 
 /** The longest a shaped request may be held: a Worker invocation should not wait longer. */
 export const MAX_SHAPER_WAIT_MS = 60_000
@@ -29,7 +29,7 @@ const NOT_LEASABLE: Record<string, string> = {
  *
  * @param rules - the rules after schema validation
  */
-export function crossCheck(rules: RuleInput[]): string[] {
+export function crossCheck(rules: CheckedRule[]): string[] {
   const problems: string[] = []
   const firstIndex = new Map<string, number>()
   rules.forEach((rule, index) => {
@@ -105,7 +105,7 @@ export function crossCheck(rules: RuleInput[]): string[] {
  *
  * @returns how to fix it, or `undefined` when the part is trusted
  */
-export function untrustedKeyPart(part: string, match: RuleInput['match']): string | undefined {
+export function untrustedKeyPart(part: string, match: CheckedRule['match']): string | undefined {
   if (part.startsWith('header:')) {
     const name = foldHeaderName(part.slice(7))
     const listed = Object.keys(match?.headers ?? {}).some((h) => foldHeaderName(h) === name)
@@ -133,7 +133,7 @@ export function untrustedKeyPart(part: string, match: RuleInput['match']): strin
 }
 
 /** A cycle in the `replaces` graph, as ids from its first rule back to it, if there is one. */
-function replacesCycle(rules: RuleInput[]): string[] | undefined {
+function replacesCycle(rules: CheckedRule[]): string[] | undefined {
   // Self-references are reported on their own.
   const edges = new Map(
     rules.map((rule) => [rule.id, (rule.replaces ?? []).filter((id) => id !== rule.id)])
