@@ -27,20 +27,26 @@ const NOT_LEASABLE: Record<string, string> = {
  * give, a cost header default above its max, a constant cost no request can ever pay, and
  * shaper-only fields.
  *
- * @param rules - the rules after schema validation
+ * @param rules - the rules after schema validation, `undefined` where a rule failed it (its
+ *   other problems are the schema's; the checks that need the whole rule skip it)
+ * @param ids - each rule's id as written, for the checks between rules (a rule with a bad
+ *   field still has its id taken)
  */
-export function crossCheck(rules: CheckedRule[]): string[] {
+export function crossCheck(
+  rules: readonly (CheckedRule | undefined)[],
+  ids: readonly unknown[] = rules.map((rule) => rule?.id)
+): string[] {
   const problems: string[] = []
   const firstIndex = new Map<string, number>()
-  rules.forEach((rule, index) => {
-    const first = firstIndex.get(rule.id)
-    if (first === undefined) firstIndex.set(rule.id, index)
+  ids.forEach((id, index) => {
+    if (typeof id !== 'string') return
+    const first = firstIndex.get(id)
+    if (first === undefined) firstIndex.set(id, index)
     else
-      problems.push(
-        `rules[${index}].id: duplicate id ${JSON.stringify(rule.id)} (also rules[${first}])`
-      )
+      problems.push(`rules[${index}].id: duplicate id ${JSON.stringify(id)} (also rules[${first}])`)
   })
   rules.forEach((rule, index) => {
+    if (rule === undefined) return
     const at = `rules[${index}]`
     if (rule.algorithm === 'leaky-bucket') {
       if (rule.mode !== 'shape' && rule.maxWait !== undefined)
@@ -88,7 +94,7 @@ export function crossCheck(rules: CheckedRule[]): string[] {
       }
     }
   })
-  const cycle = replacesCycle(rules)
+  const cycle = replacesCycle(rules.filter((rule) => rule !== undefined))
   if (cycle)
     problems.push(
       `rules[${firstIndex.get(cycle[0]!)}].replaces: ${cycle.join(' → ')} replace each other in a cycle`

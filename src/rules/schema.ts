@@ -272,6 +272,38 @@ export const RulesDocumentSchema = named<RulesDocument, CheckedRulesDocument>()(
   )
 )
 
+/**
+ * Every field of a rule checked as far as it can be without knowing its algorithm: for a rule
+ * whose `algorithm` is missing or unknown, which the schema stops at (it picks the fields to check
+ * by the algorithm), so that its other mistakes are reported in the same pass.
+ */
+const anyAlgorithmRule = v.strictObject(
+  {
+    ...common,
+    algorithm: v.optional(v.unknown()),
+    period: v.optional(duration),
+    burst: v.optional(wholeNumber(MAX_LIMIT)),
+    mode: v.optional(
+      v.picklist(['meter', 'shape'], (i: Issue) => `${show(i.input)} is not "meter" or "shape"`)
+    ),
+    maxWait: v.optional(duration),
+    queue: v.optional(wholeNumber(MAX_LIMIT, 0)),
+    lease: v.optional(duration),
+  },
+  objectMessage('a rule object')
+)
+
+/**
+ * The problems of a rule's fields besides its `algorithm`, for a rule whose algorithm the schema
+ * could not pick: paths relative to the rule.
+ *
+ * @param rule - the rule as written
+ */
+export function issuesBesidesAlgorithm(rule: unknown): v.BaseIssue<unknown>[] {
+  const result = v.safeParse(anyAlgorithmRule, rule)
+  return result.success ? [] : result.issues
+}
+
 /** Whether a pattern has a normalised spelling (it has none if it holds a control character). */
 function spellable(pattern: string): boolean {
   try {
