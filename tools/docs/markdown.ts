@@ -33,12 +33,15 @@ const COMMENT = /^<!--\s*([\s\S]*?)\s*-->\s*$/
  */
 export function codeBlocks(markdown: string): CodeBlock[] {
   const blocks: CodeBlock[] = []
-  let searchFrom = 0
+  // Blocks come in page order; a block in a list item is indented on the page, not in its token.
+  const lines = markdown.split('\n')
+  let next = 0
   const lineOf = (raw: string) => {
-    const at = markdown.indexOf(raw, searchFrom)
+    const fence = raw.split('\n')[0]!.trim()
+    const at = lines.findIndex((line, i) => i >= next && line.trim() === fence)
     if (at < 0) return 0
-    searchFrom = at + raw.length
-    return markdown.slice(0, at).split('\n').length
+    next = at + raw.split('\n').length
+    return at + 1
   }
   const walk = (tokens: readonly Token[]) => {
     tokens.forEach((token, i) => {
