@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's library path, run as a new user would run it (`npm run test:library-path` is the
-# same from npm; CI calls this file from its own shell). Starting from the shell's own Node 20:
+# The README's library path, run as a new user would run it (CI calls this file from its own
+# shell; `npm run test:library-path` runs it too, from the Node outside the project). Starting
+# from the shell's own Node 20:
 #  1. a clone of this repository (HEAD, with uncommitted changes to tracked files) next to a new,
 #     empty project directory, both in a fresh temporary directory outside the repository;
 #  2. every README block marked `<!-- library-path: … -->`, in order, as written (see
@@ -21,6 +22,9 @@ fail() {
   exit 1
 }
 
+# Run through npm (`npm run test:library-path`), PATH starts with this project's node_modules/.bin
+# and its Node 22: drop those entries, to start from the Node the shell had.
+PATH=$(tr ':' '\n' <<<"$PATH" | grep -v -e '/node_modules/\.bin$' -e '/node-gyp-bin$' | paste -sd: -)
 shell_node=$(command -v node) || fail "no node on PATH"
 shell_node_version=$(node --version)
 echo "the shell's node: $shell_node $shell_node_version"
