@@ -81,7 +81,8 @@ step_start() {
   script=$(as_written)
   [[ "$port" == 8787 ]] || script+=" -- --port $port"
   echo "--- README.md:$line: in my-api, in the background: $script"
-  (cd "$app" && setsid bash -c "$script" >"$work/dev.log" 2>&1) &
+  # Its own process group (setsid keeps the pid), so cleanup stops wrangler and workerd with it.
+  setsid bash -c "cd \"\$1\" && $script" start "$app" >"$work/dev.log" 2>&1 &
   dev_pid=$!
   for _ in $(seq 1 120); do
     curl -s -o /dev/null "http://localhost:$port/" && return 0
