@@ -108,7 +108,7 @@ grep -E '^(request [0-9]+ got|then [0-9]+:)' "$work/output.log"
 tarball=$(cd "$clone" && ls edge-rate-limiter-*.tgz)
 size=$(stat -c %s "$clone/$tarball")
 echo "packed $tarball: $size bytes, $(tar tzf "$clone/$tarball" | wc -l) files; the largest:"
-tar tzvf "$clone/$tarball" | sort -k3 -n -r | head -5 | awk '{ print "  " $3 "  " $6 }'
+tar tzvf "$clone/$tarball" | sort -k3 -n -r | awk 'NR <= 5 { print "  " $3 "  " $6 }'
 ((size <= 150000)) || fail "the tarball is $size bytes (at most 150 kB)"
 cd "$app"
 strict=$(PATH="$app/node_modules/.bin:$PATH" timeout 120 tsc -p . --skipLibCheck false 2>&1 || true)
