@@ -26,10 +26,12 @@ echo "validate reports all 6 errors of many-errors.json in one pass"
 # Help on every command, with a line per option.
 for ask in --help -h help "push --help" "help push"; do
   # shellcheck disable=SC2086
-  npm run -s rules -- $ask | grep -q -- '--persist-to <dir>' || { echo "rules $ask: no help" >&2; exit 1; }
+  out=$(npm run -s rules -- $ask)
+  grep -q -- '--persist-to <dir>' <<<"$out" || { echo "rules $ask: no help" >&2; exit 1; }
 done
 for ask in --help -h help; do
-  npm run -s simulate -- $ask | grep -q -- '--out <dir>' || { echo "simulate $ask: no help" >&2; exit 1; }
+  out=$(npm run -s simulate -- $ask)
+  grep -q -- '--out <dir>' <<<"$out" || { echo "simulate $ask: no help" >&2; exit 1; }
 done
 echo "rules and simulate answer --help, -h and help"
 
@@ -60,7 +62,8 @@ done
 summary=$(npm run -s simulate 2>&1)
 rm -rf simulation-out
 grep -q '^Rules applied: the default rules' <<<"$summary" || { echo "simulate: no rules named" >&2; exit 1; }
-tail -8 <<<"$summary" | grep -q '^never over the limit in any window *sliding-log' ||
+last=$(tail -8 <<<"$summary")
+grep -q '^never over the limit in any window *sliding-log' <<<"$last" ||
   { echo "simulate: the summary does not end with which algorithm fits" >&2; exit 1; }
 git diff --quiet -- docs/simulation || { echo "simulate without --out changed docs/simulation" >&2; exit 1; }
 sim=$(mktemp -d)
