@@ -66,8 +66,6 @@ export default defineConfig(
       'bench/.out/',
       '.fuzz-out/',
       'docs/',
-      // A consumer of the published package, with its own dependencies (npm run test:consumer).
-      'examples/library-worker/',
       'worker-configuration.d.ts',
     ],
   },

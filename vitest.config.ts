@@ -23,5 +23,7 @@ export default defineConfig({
   test: {
     globalSetup: ['./test/support/origin-server.ts'],
     include: ['test/**/*.test.ts'],
+    // No test sleeps for real time; the ceiling is for a machine whose cores are busy elsewhere.
+    testTimeout: 20_000,
   },
 })

@@ -14,6 +14,27 @@ fi
 grep -q 'rules\[1\].period: "1x" is not a duration' <<<"$out" || { echo "unexpected output: $out" >&2; exit 1; }
 echo "validate rejects bad-duration.json with the path of the bad field"
 
+# One pass finds every error: a bad limit behind an unknown algorithm, an unknown field, a
+# duplicate id and a replaces naming no rule, each on its own line with its path.
+out=$(npm run -s rules -- validate test/fixtures/rules/many-errors.json 2>&1 || true)
+for expected in 'rules\[0\].algorithm:' 'rules\[0\].limit: 0 must be at least 1' 'rules\[1\]: unknown field "windw"' \
+  'rules\[2\].id: duplicate id "a"' 'rules\[2\].replaces\[0\]:' '^6 errors in '; do
+  grep -q "$expected" <<<"$out" || { echo "validate missed $expected in one pass: $out" >&2; exit 1; }
+done
+echo "validate reports all 6 errors of many-errors.json in one pass"
+
+# Help on every command, with a line per option.
+for ask in --help -h help "push --help" "help push"; do
+  # shellcheck disable=SC2086
+  out=$(npm run -s rules -- $ask)
+  grep -q -- '--persist-to <dir>' <<<"$out" || { echo "rules $ask: no help" >&2; exit 1; }
+done
+for ask in --help -h help; do
+  out=$(npm run -s simulate -- $ask)
+  grep -q -- '--out <dir>' <<<"$out" || { echo "simulate $ask: no help" >&2; exit 1; }
+done
+echo "rules and simulate answer --help, -h and help"
+
 state=$(mktemp -d)
 trap 'rm -rf "$state"' EXIT
 npm run -s rules -- push rules.json --local --persist-to "$state" >/dev/null
@@ -36,7 +57,15 @@ for bad in test/fixtures/envoy/*.yaml; do
 done
 
 # The simulator: the committed charts and tables are what the default run produces (it is
-# seeded and byte-for-byte reproducible).
+# seeded and byte-for-byte reproducible); without --out it writes elsewhere, and says which rules
+# it applied and which algorithm fits.
+summary=$(npm run -s simulate 2>&1)
+rm -rf simulation-out
+grep -q '^Rules applied: the default rules' <<<"$summary" || { echo "simulate: no rules named" >&2; exit 1; }
+last=$(tail -8 <<<"$summary")
+grep -q '^never over the limit in any window *sliding-log' <<<"$last" ||
+  { echo "simulate: the summary does not end with which algorithm fits" >&2; exit 1; }
+git diff --quiet -- docs/simulation || { echo "simulate without --out changed docs/simulation" >&2; exit 1; }
 sim=$(mktemp -d)
 npm run -s simulate -- --out "$sim" >/dev/null
 diff -r "$sim" docs/simulation

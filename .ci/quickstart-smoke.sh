@@ -53,7 +53,7 @@ done
 echo "quickstart status codes: $codes"
 [[ "$codes" == "200 200 200 200 200 200 200 200 200 200 429 429 " ]] || fail "expected ten 200s, then 429s"
 
-# 1b. The README's login walk-through: failed logins counted, then the account locked.
+# 1b. The login walk-through of docs/policies.md: failed logins counted, then the account locked.
 login() {
   curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$port/login" -H "x-account: $1" -H "x-password: $2"
 }

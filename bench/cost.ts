@@ -97,7 +97,7 @@ export function costs(summaries: Summary[]): Cost[] {
     })
 }
 
-/** The costs as a Markdown table (for the README). */
+/** The costs as a Markdown table (for docs/performance.md). */
 export function formatCostTable(rows: Cost[]): string {
   const usd = (value: number) => `$${value.toFixed(3)}`
   const header =

@@ -23,6 +23,12 @@ export { kvRules, staticRules, RULES_KV_KEY, LAST_GOOD_KV_KEY } from './provider
 export type { RulesSource, RulesContext, RulesStatus } from './provider/rules-source'
 export { parseRules, parseRulesText } from './rules'
 export type { Rule, RuleSet } from './rules'
+export type {
+  RulesDocument,
+  RuleDefinition,
+  CheckedRulesDocument,
+  CheckedRule,
+} from './rules/document'
 export { RuleConfigError, LimiterUnavailableError } from './errors'
 export type { Decision, FailMode } from './types'
 export { createApp } from './app'

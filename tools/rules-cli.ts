@@ -1,18 +1,7 @@
 /**
  * @module tools/rules-cli
- * `npm run rules -- <command>`: check rules documents and put them in force.
- *
- *   validate [file]                     exit 0 if valid; else every error with its path, exit 1
- *                                       (our JSON, or an envoyproxy/ratelimit YAML configuration)
- *   import <envoy.yaml> [...] [--schema <path>]
- *                                       print the equivalent rules document (Envoy domains)
- *   push [file] [--local] [--persist-to <dir>] [--env <name>]
- *                                       validate, then write to the RULES KV namespace (remote
- *                                       unless --local) as `rules` and `rules:last-good`, with
- *                                       the next revision
- *   schema                              print the JSON Schema (rules.schema.json)
- *
- * `file` defaults to rules.json.
+ * `npm run rules -- <command>`: check rules documents and put them in force. `--help` (or `-h`,
+ * or `help [command]`) prints what each command and option does, from {@link COMMANDS}.
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
@@ -25,16 +14,77 @@ import { parse as parseYaml } from 'yaml'
 import { rulesJsonSchema } from './json-schema'
 import { listArgs, listedRevisions, putArgs, type PushTarget } from './rules-push'
 
-const USAGE = `usage: npm run rules -- validate [file]
-       npm run rules -- import <envoy.yaml> [<envoy.yaml> ...]
-       npm run rules -- push [file] [--local] [--persist-to <dir>] [--env <name>]
-       npm run rules -- schema`
+/** A command, as the help shows it: its arguments, what it does, and its options. */
+interface Command {
+  args: string
+  does: string[]
+  options: [string, string][]
+}
+
+const COMMANDS: Record<string, Command> = {
+  validate: {
+    args: '[file]',
+    does: [
+      'Checks a rules document (JSON) or an envoyproxy/ratelimit configuration (.yaml, .yml)',
+      'and prints every error in it, each with the path of its field; exit 1 if there is any.',
+    ],
+    options: [],
+  },
+  import: {
+    args: '<envoy.yaml> [<envoy.yaml> ...]',
+    does: ['Prints the rules document holding these Envoy configurations (under "domains").'],
+    options: [
+      ['--schema <path>', 'the "$schema" the document names (default ./rules.schema.json)'],
+    ],
+  },
+  push: {
+    args: '[file] [--local] [--persist-to <dir>] [--env <name>]',
+    does: [
+      'Validates the document, then writes it to the RULES KV namespace as "rules" and',
+      '"rules:last-good", with the next revision: in force without a redeploy.',
+    ],
+    options: [
+      ['--local', "write to wrangler dev's local namespace (default: the deployed one)"],
+      [
+        '--persist-to <dir>',
+        "with --local: wrangler dev's state directory (default .wrangler/state)",
+      ],
+      ['--env <name>', 'the wrangler environment whose RULES namespace to write'],
+    ],
+  },
+  schema: {
+    args: '',
+    does: ['Prints the JSON Schema of rules documents (what rules.schema.json holds).'],
+    options: [],
+  },
+  help: { args: '[command]', does: ["Prints this help, or one command's."], options: [] },
+}
+
+/** The help: every command with its options, or one command's. */
+function help(only?: string): string {
+  const names = only !== undefined && only in COMMANDS ? [only] : Object.keys(COMMANDS)
+  const lines = ['usage: npm run rules -- <command> [options]', '']
+  for (const name of names) {
+    const command = COMMANDS[name]!
+    lines.push(`  ${name} ${command.args}`.trimEnd())
+    for (const line of command.does) lines.push(`      ${line}`)
+    for (const [flag, does] of command.options) lines.push(`      ${flag.padEnd(20)}${does}`)
+    lines.push('')
+  }
+  lines.push(`  ${'-h, --help'.padEnd(24)}this help (also after a command)`)
+  lines.push(
+    '',
+    '[file] defaults to rules.json. Exit status: 0 done, 1 invalid or failed, 2 usage.'
+  )
+  return lines.join('\n')
+}
 
 function main(argv: string[]): number {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
+      help: { type: 'boolean', short: 'h', default: false },
       local: { type: 'boolean', default: false },
       'persist-to': { type: 'string' },
       env: { type: 'string' },
@@ -42,6 +92,10 @@ function main(argv: string[]): number {
     },
   })
   const [command, file = 'rules.json', ...extra] = positionals
+  if (values.help || command === 'help') {
+    console.log(help(command === 'help' ? positionals[1] : command))
+    return 0
+  }
   if (command === 'import') return importEnvoy(positionals.slice(1), values.schema)
   if (extra.length > 0) return usage(`unexpected arguments: ${extra.join(' ')}`)
   switch (command) {
@@ -102,7 +156,10 @@ function validate(file: string): boolean {
     ruleSet = parseRulesText(readFileSync(file, 'utf8'), file)
   } catch (error) {
     if (error instanceof RuleConfigError) {
-      console.error(error.message)
+      // One line per error, each naming the file and the field, as compilers print them.
+      for (const problem of error.problems) console.error(`${file}: ${problem}`)
+      const count = error.problems.length
+      console.error(`${count} ${count === 1 ? 'error' : 'errors'} in ${file}`)
       return false
     }
     console.error(`${file}: ${(error as Error).message}`)
@@ -162,7 +219,7 @@ function isYaml(file: string): boolean {
 }
 
 function usage(problem: string): number {
-  console.error(`${problem}\n${USAGE}`)
+  console.error(`${problem}\n\n${help()}`)
   return 2
 }
 

@@ -1,6 +1,6 @@
 /**
  * @module http/analytics
- * One Workers Analytics Engine data point per rule decision (README: "Metrics"). Points are
+ * One Workers Analytics Engine data point per rule decision (docs/operations.md, "Metrics and alerts"). Points are
  * written after the response, from `waitUntil`: the key hash is computed there.
  */
 import type { Check } from '../rules'

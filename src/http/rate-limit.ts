@@ -68,7 +68,7 @@ export interface RateLimitOptions {
   /**
    * CORS for the limiter's own answers (429, 403, 400, 503, 504), and the rate-limit headers
    * exposed on the responses it lets through: `'off'`, `'*'`, `'mirror'`, or exact origins
-   * (`['https://app.example.com']`). See the README, *CORS*. @default c.env.CORS_ORIGINS, else 'off'
+   * (`['https://app.example.com']`). See docs/clients.md, CORS. @default c.env.CORS_ORIGINS, else 'off'
    */
   cors?: CorsSetting
   /** How a shaped request waits (tests pass their own). @default scheduler.wait */

@@ -13,7 +13,7 @@ import { normalizeHost } from './host'
 import { compilePathPattern } from './match'
 import { compileMessages } from './messages'
 import { compilePlacement } from './placement'
-import type { RuleInput } from './schema'
+import type { CheckedRule } from './document'
 import { compileTiers } from './tiers'
 import type { KeyPart, Matcher, Rule } from './types'
 import type { Jurisdiction } from '../types'
@@ -27,7 +27,7 @@ const SECRET_KEY_PART = /^(header|query|claim):/
  * @param input - the validated rule
  * @param jurisdiction - the document's `jurisdiction`, for rules without their own
  */
-export function compileRule(input: RuleInput, jurisdiction?: Jurisdiction): Rule {
+export function compileRule(input: CheckedRule, jurisdiction?: Jurisdiction): Rule {
   const base = basePolicy(input)
   const placement = compilePlacement(input, jurisdiction)
   const policy: Policy = input.penalty === undefined ? base : { ...base, penaltyMs: input.penalty }
@@ -65,7 +65,7 @@ function compileDegrade(to: string | undefined): Degrade {
 }
 
 /** The policy as the Durable Object runs it (durations in ms, defaults filled in). */
-function basePolicy(input: RuleInput): Policy {
+function basePolicy(input: CheckedRule): Policy {
   if (input.algorithm === 'concurrency') {
     const { limit, queue, maxWait, lease } = input
     return { algorithm: 'concurrency', limit, periodMs: lease, queue, maxWaitMs: maxWait }
@@ -91,7 +91,7 @@ function basePolicy(input: RuleInput): Policy {
   }
 }
 
-function compileMatch(match: RuleInput['match']): Matcher {
+function compileMatch(match: CheckedRule['match']): Matcher {
   if (!match) return {}
   const compiled: Matcher = {}
   if (match.path !== undefined) {

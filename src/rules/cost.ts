@@ -7,26 +7,29 @@ import * as v from 'valibot'
 import { BadRequestError } from '../errors'
 import type { RequestFacts } from '../types'
 import { compileField, fieldValue, type Field } from './fields'
-import { headerName, objectMessage, show, wholeNumber, type Issue } from './schema-parts'
+import type { CheckedCost, Cost as CostDefinition } from './document'
+import { headerName, named, objectMessage, show, wholeNumber, type Issue } from './schema-parts'
 
 /** The largest cost a rule may charge. */
 export const MAX_COST = 1_000_000
 
 /** `cost` as written: a whole number, or `{ header, max, default? }`. */
-export const CostSchema = v.union(
-  [
-    wholeNumber(MAX_COST),
-    v.strictObject(
-      {
-        header: headerName,
-        max: wholeNumber(MAX_COST),
-        default: v.optional(wholeNumber(MAX_COST), 1),
-      },
-      objectMessage('a cost object')
-    ),
-  ],
-  (i: Issue) =>
-    `${show(i.input)} is not a cost (use a whole number, or { "header": "<name>", "max": <n> })`
+export const CostSchema = named<CostDefinition, CheckedCost>()(
+  v.union(
+    [
+      wholeNumber(MAX_COST),
+      v.strictObject(
+        {
+          header: headerName,
+          max: wholeNumber(MAX_COST),
+          default: v.optional(wholeNumber(MAX_COST), 1),
+        },
+        objectMessage('a cost object')
+      ),
+    ],
+    (i: Issue) =>
+      `${show(i.input)} is not a cost (use a whole number, or { "header": "<name>", "max": <n> })`
+  )
 )
 
 /** A compiled cost: a constant, or a header to read (under any of its spellings). */
@@ -37,7 +40,7 @@ export type Cost = number | { header: Field; max: number; default: number }
  *
  * @param input - the validated `cost`, if the rule has one
  */
-export function compileCost(input: v.InferOutput<typeof CostSchema> | undefined): Cost {
+export function compileCost(input: CheckedCost | undefined): Cost {
   if (input === undefined) return 1
   if (typeof input === 'number') return input
   return { header: compileField('header', input.header), max: input.max, default: input.default }

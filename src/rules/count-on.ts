@@ -6,7 +6,8 @@
  */
 import * as v from 'valibot'
 import type { ConcurrencyPolicy } from '../algorithms'
-import { headerName, objectMessage, show, wholeNumber, type Issue } from './schema-parts'
+import type { CountOn as CountOnDefinition } from './document'
+import { headerName, named, objectMessage, show, wholeNumber, type Issue } from './schema-parts'
 
 /** A status class (`"5xx"`) or an inclusive range (`"500-503"`), or one status code. */
 const STATUS_TEXT = /^(?:([1-5])xx|([1-5]\d\d)-([1-5]\d\d))$/
@@ -33,22 +34,24 @@ const statusItem = v.union(
 )
 
 /** `countOn` as written. */
-export const CountOnSchema = v.pipe(
-  v.strictObject(
-    {
-      status: v.optional(
-        v.pipe(
-          v.array(statusItem, (i: Issue) => `expected a list of statuses, got ${show(i.input)}`),
-          v.minLength(1, 'must not be empty')
-        )
-      ),
-      header: v.optional(headerName),
-    },
-    objectMessage('an object with "status" and/or "header"')
-  ),
-  v.check(
-    (countOn) => countOn.status !== undefined || countOn.header !== undefined,
-    'needs "status" (which responses count) or "header" (what they cost), or both'
+export const CountOnSchema = named<CountOnDefinition, CountOnDefinition>()(
+  v.pipe(
+    v.strictObject(
+      {
+        status: v.optional(
+          v.pipe(
+            v.array(statusItem, (i: Issue) => `expected a list of statuses, got ${show(i.input)}`),
+            v.minLength(1, 'must not be empty')
+          )
+        ),
+        header: v.optional(headerName),
+      },
+      objectMessage('an object with "status" and/or "header"')
+    ),
+    v.check(
+      (countOn) => countOn.status !== undefined || countOn.header !== undefined,
+      'needs "status" (which responses count) or "header" (what they cost), or both'
+    )
   )
 )
 
@@ -82,10 +85,7 @@ export const IN_FLIGHT_LEASE_MS = 60_000
  * @param input - the validated `countOn`
  * @param maxInFlight - the rule's `maxInFlight`, if any
  */
-export function compileCountOn(
-  input: v.InferOutput<typeof CountOnSchema>,
-  maxInFlight: number | undefined
-): CountOn {
+export function compileCountOn(input: CountOnDefinition, maxInFlight: number | undefined): CountOn {
   const ranges = (input.status ?? []).map((item): [number, number] =>
     typeof item === 'number' ? [item, item] : statusRange(item)!
   )

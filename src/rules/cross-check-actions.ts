@@ -5,7 +5,7 @@
  */
 import { compilePathPattern, pathView } from './match'
 import { normalizePath } from './path'
-import type { RuleInput } from './schema'
+import type { CheckedRule } from './document'
 
 /** Algorithms whose key can be checked before the origin and charged after it. */
 const COUNTS_RESPONSES = ['sliding-window', 'fixed-window', 'token-bucket', 'gcra', 'sliding-log']
@@ -17,7 +17,7 @@ const COUNTS_RESPONSES = ['sliding-window', 'fixed-window', 'token-bucket', 'gcr
  * @param rule - the rule after schema validation
  * @param at - its path, e.g. `rules[2]`
  */
-export function actionProblems(rule: RuleInput, at: string): string[] {
+export function actionProblems(rule: CheckedRule, at: string): string[] {
   const problems: string[] = []
   if (rule.countOn) {
     if (!COUNTS_RESPONSES.includes(rule.algorithm))
@@ -58,7 +58,7 @@ export function actionProblems(rule: RuleInput, at: string): string[] {
 }
 
 /** Whether the rule's own path patterns (all paths, without any) take `path`. */
-function limitsOwnPath(rule: RuleInput, path: string): boolean {
+function limitsOwnPath(rule: CheckedRule, path: string): boolean {
   const patterns = rule.match?.path
   if (patterns === undefined) return true
   const caseSensitive = rule.match?.caseSensitive ?? false

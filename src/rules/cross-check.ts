@@ -7,7 +7,7 @@ import { LEASABLE_ALGORITHMS } from '../algorithms/reserve'
 import { actionProblems } from './cross-check-actions'
 import { foldHeaderName, foldQueryName } from './fields'
 import { messagesProblems } from './messages'
-import type { RuleInput } from './schema'
+import type { CheckedRule } from './document'
 
 /** The longest a shaped request may be held: a Worker invocation should not wait longer. */
 export const MAX_SHAPER_WAIT_MS = 60_000
@@ -27,20 +27,26 @@ const NOT_LEASABLE: Record<string, string> = {
  * give, a cost header default above its max, a constant cost no request can ever pay, and
  * shaper-only fields.
  *
- * @param rules - the rules after schema validation
+ * @param rules - the rules after schema validation, `undefined` where a rule failed it (its
+ *   other problems are the schema's; the checks that need the whole rule skip it)
+ * @param ids - each rule's id as written, for the checks between rules (a rule with a bad
+ *   field still has its id taken)
  */
-export function crossCheck(rules: RuleInput[]): string[] {
+export function crossCheck(
+  rules: readonly (CheckedRule | undefined)[],
+  ids: readonly unknown[] = rules.map((rule) => rule?.id)
+): string[] {
   const problems: string[] = []
   const firstIndex = new Map<string, number>()
-  rules.forEach((rule, index) => {
-    const first = firstIndex.get(rule.id)
-    if (first === undefined) firstIndex.set(rule.id, index)
+  ids.forEach((id, index) => {
+    if (typeof id !== 'string') return
+    const first = firstIndex.get(id)
+    if (first === undefined) firstIndex.set(id, index)
     else
-      problems.push(
-        `rules[${index}].id: duplicate id ${JSON.stringify(rule.id)} (also rules[${first}])`
-      )
+      problems.push(`rules[${index}].id: duplicate id ${JSON.stringify(id)} (also rules[${first}])`)
   })
   rules.forEach((rule, index) => {
+    if (rule === undefined) return
     const at = `rules[${index}]`
     if (rule.algorithm === 'leaky-bucket') {
       if (rule.mode !== 'shape' && rule.maxWait !== undefined)
@@ -88,7 +94,7 @@ export function crossCheck(rules: RuleInput[]): string[] {
       }
     }
   })
-  const cycle = replacesCycle(rules)
+  const cycle = replacesCycle(rules.filter((rule) => rule !== undefined))
   if (cycle)
     problems.push(
       `rules[${firstIndex.get(cycle[0]!)}].replaces: ${cycle.join(' → ')} replace each other in a cycle`
@@ -105,7 +111,7 @@ export function crossCheck(rules: RuleInput[]): string[] {
  *
  * @returns how to fix it, or `undefined` when the part is trusted
  */
-export function untrustedKeyPart(part: string, match: RuleInput['match']): string | undefined {
+export function untrustedKeyPart(part: string, match: CheckedRule['match']): string | undefined {
   if (part.startsWith('header:')) {
     const name = foldHeaderName(part.slice(7))
     const listed = Object.keys(match?.headers ?? {}).some((h) => foldHeaderName(h) === name)
@@ -133,7 +139,7 @@ export function untrustedKeyPart(part: string, match: RuleInput['match']): strin
 }
 
 /** A cycle in the `replaces` graph, as ids from its first rule back to it, if there is one. */
-function replacesCycle(rules: RuleInput[]): string[] | undefined {
+function replacesCycle(rules: CheckedRule[]): string[] | undefined {
   // Self-references are reported on their own.
   const edges = new Map(
     rules.map((rule) => [rule.id, (rule.replaces ?? []).filter((id) => id !== rule.id)])

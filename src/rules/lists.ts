@@ -5,7 +5,16 @@
 import ipaddr from 'ipaddr.js'
 import * as v from 'valibot'
 import type { RequestFacts } from '../types'
-import { headerName, objectMessage, show, text, wholeNumber, type Issue } from './schema-parts'
+import type { List, Lists } from './document'
+import {
+  headerName,
+  named,
+  objectMessage,
+  show,
+  text,
+  wholeNumber,
+  type Issue,
+} from './schema-parts'
 
 /** An address or a CIDR range, checked with the same parser requests go through. */
 const cidr = v.pipe(
@@ -45,12 +54,12 @@ const list = (what: string) =>
   )
 
 /** `lists` as written: `{ allow?, deny? }`, each with `ips`, `countries`, `asns`, `headers`. */
-export const ListsSchema = v.strictObject(
-  { allow: v.optional(list('an allow list')), deny: v.optional(list('a deny list')) },
-  objectMessage('an object with "allow" and "deny"')
+export const ListsSchema = named<Lists, Lists>()(
+  v.strictObject(
+    { allow: v.optional(list('an allow list')), deny: v.optional(list('a deny list')) },
+    objectMessage('an object with "allow" and "deny"')
+  )
 )
-
-type ListInput = NonNullable<v.InferOutput<typeof ListsSchema>['allow']>
 
 /** A compiled list: returns what matched (for logs), or `undefined`. */
 export type ListMatcher = (facts: RequestFacts) => string | undefined
@@ -61,7 +70,7 @@ export type ListMatcher = (facts: RequestFacts) => string | undefined
  *
  * @param input - the validated list
  */
-export function compileList(input: ListInput | undefined): ListMatcher | undefined {
+export function compileList(input: List | undefined): ListMatcher | undefined {
   if (!input) return undefined
   const ranges = (input.ips ?? []).map((value) => ({ value, range: parseRange(value)! }))
   const countries = new Set(input.countries ?? [])

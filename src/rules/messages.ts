@@ -5,29 +5,32 @@
  */
 import * as v from 'valibot'
 import type { SlidingWindowPolicy } from '../algorithms'
-import { duration, objectMessage, show, wholeNumber, type Issue } from './schema-parts'
+import type { CheckedMessages, Messages } from './document'
+import { duration, named, objectMessage, show, wholeNumber, type Issue } from './schema-parts'
 
 /** The largest message `limit`, as for a rule's own. */
 const MAX_MESSAGES = 1_000_000_000
 
 /** `messages` as written; `per` and `onExceed` get their defaults. */
-export const MessagesSchema = v.strictObject(
-  {
-    limit: wholeNumber(MAX_MESSAGES),
-    period: duration,
-    per: v.optional(
-      v.picklist(
-        ['connection', 'key'],
-        (i: Issue) => `${show(i.input)} is not "connection" or "key"`
+export const MessagesSchema = named<Messages, CheckedMessages>()(
+  v.strictObject(
+    {
+      limit: wholeNumber(MAX_MESSAGES),
+      period: duration,
+      per: v.optional(
+        v.picklist(
+          ['connection', 'key'],
+          (i: Issue) => `${show(i.input)} is not "connection" or "key"`
+        ),
+        'connection'
       ),
-      'connection'
-    ),
-    onExceed: v.optional(
-      v.picklist(['close', 'drop'], (i: Issue) => `${show(i.input)} is not "close" or "drop"`),
-      'close'
-    ),
-  },
-  objectMessage('a message limit object')
+      onExceed: v.optional(
+        v.picklist(['close', 'drop'], (i: Issue) => `${show(i.input)} is not "close" or "drop"`),
+        'close'
+      ),
+    },
+    objectMessage('a message limit object')
+  )
 )
 
 /** A compiled message limit. */
@@ -45,7 +48,7 @@ export interface MessageLimit {
  *
  * @param input - the field after validation (period in ms)
  */
-export function compileMessages(input: v.InferOutput<typeof MessagesSchema>): MessageLimit {
+export function compileMessages(input: CheckedMessages): MessageLimit {
   const policy: SlidingWindowPolicy = {
     algorithm: 'sliding-window',
     limit: input.limit,

@@ -7,10 +7,11 @@ import * as v from 'valibot'
 import { RuleConfigError } from '../errors'
 import { compileRule } from './compile'
 import { crossCheck } from './cross-check'
+import type { CheckedRule } from './document'
 import { compileEnvoy } from './envoy'
 import { jsonBoundsProblem } from './json-bounds'
 import { compileList } from './lists'
-import { RulesDocumentSchema, show } from './schema'
+import { issuesBesidesAlgorithm, RulesDocumentSchema, RuleSchema, show } from './schema'
 import type { RuleSet } from './types'
 
 /**
@@ -19,9 +20,10 @@ import type { RuleSet } from './types'
  * @param input - the parsed JSON
  * @param source - where it came from, prefixed to error messages
  * @returns the compiled rule set
- * @throws {RuleConfigError} listing every problem, each with the path of the bad field,
- *   e.g. `rules[1].period: "1x" is not a duration …`; or the one place where the document
- *   goes past `JSON_BOUNDS` (nested more than 32 levels, more than 100,000 values)
+ * @throws {RuleConfigError} listing every problem of the document, found in one pass, each with
+ *   the path of the bad field, e.g. `rules[1].period: "1x" is not a duration …`; or the one place
+ *   where the document goes past `JSON_BOUNDS` (nested more than 32 levels, more than 100,000
+ *   values)
  */
 export function parseRules(input: unknown, source: string): RuleSet {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
@@ -32,26 +34,37 @@ export function parseRules(input: unknown, source: string): RuleSet {
   // Validation and compiling recurse: a document nested thousands deep must stop here.
   const tooBig = jsonBoundsProblem(input)
   if (tooBig) throw new RuleConfigError(source, [tooBig])
+  const written = input as Record<string, unknown>
   const result = v.safeParse(RulesDocumentSchema, input)
-  if (!result.success) {
-    throw new RuleConfigError(
-      source,
-      result.issues.map((issue) => `${pathOf(issue)}: ${issue.message}`)
-    )
-  }
-  const document = result.output
-  const problems = crossCheck(document.rules)
-  const envoy = compileEnvoy(document.domains ?? [], (index) => ({ path: `domains[${index}]` }))
+  const problems = result.success ? [] : result.issues.map((issue) => problemOf(issue))
+  // The checks between fields and rules run on every rule that passed the schema, so that one
+  // pass reports everything: a rule whose algorithm is unknown gets its other fields checked too.
+  const writtenRules = Array.isArray(written.rules) ? (written.rules as unknown[]) : []
+  const rules: (CheckedRule | undefined)[] = result.success
+    ? result.output.rules
+    : writtenRules.map((rule, index) => {
+        const checked = v.safeParse(RuleSchema, rule)
+        if (checked.success) return checked.output
+        if (checked.issues.some(isAlgorithmIssue))
+          problems.push(...issuesBesidesAlgorithm(rule).map((i) => problemOf(i, `rules[${index}]`)))
+        return undefined
+      })
+  problems.push(...crossCheck(rules, writtenRules.map(idOf)))
+  const domains = result.success ? (result.output.domains ?? []) : arrayOr(written.domains)
+  const envoy = compileEnvoy(domains, (index) => ({ path: `domains[${index}]` }))
   problems.push(...envoy.problems)
-  document.rules.forEach((rule, index) => {
-    if (rule.tiers?.from.startsWith('claim:') && !document.jwt)
+  const hasJwt = written.jwt !== undefined
+  rules.forEach((rule, index) => {
+    if (rule?.tiers?.from.startsWith('claim:') && !hasJwt)
       problems.push(`rules[${index}].tiers.from: a claim needs the document's "jwt" settings`)
-    rule.key.forEach((part, i) => {
-      if (part.startsWith('claim:') && !document.jwt)
+    rule?.key.forEach((part, i) => {
+      if (part.startsWith('claim:') && !hasJwt)
         problems.push(`rules[${index}].key[${i}]: a claim needs the document's "jwt" settings`)
     })
   })
-  if (problems.length > 0) throw new RuleConfigError(source, problems)
+  if (!result.success || problems.length > 0)
+    throw new RuleConfigError(source, inDocumentOrder(problems))
+  const document = result.output
   const ruleSet: RuleSet = {
     source,
     document: input,
@@ -86,13 +99,39 @@ export function parseRulesText(text: string, source: string): RuleSet {
   return parseRules(input, source)
 }
 
-function pathOf(issue: v.BaseIssue<unknown>): string {
-  let path = ''
+/** Whether an issue is the schema failing to pick a rule's variant by its `algorithm`. */
+function isAlgorithmIssue(issue: v.BaseIssue<unknown>): boolean {
+  const path = issue.path ?? []
+  return path.length === 1 && (path[0] as { key: unknown }).key === 'algorithm'
+}
+
+function idOf(rule: unknown): unknown {
+  return typeof rule === 'object' && rule !== null ? (rule as { id?: unknown }).id : undefined
+}
+
+function arrayOr(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : []
+}
+
+/**
+ * The problems ordered by the rule they are in (the document's own fields first), each rule's
+ * in the order they were found.
+ */
+function inDocumentOrder(problems: string[]): string[] {
+  const ruleOf = (problem: string) => Number(/^rules\[(\d+)\]/.exec(problem)?.[1] ?? -1)
+  return problems
+    .map((problem, order) => ({ problem, order, rule: ruleOf(problem) }))
+    .sort((a, b) => a.rule - b.rule || a.order - b.order)
+    .map(({ problem }) => problem)
+}
+
+function problemOf(issue: v.BaseIssue<unknown>, prefix = ''): string {
+  let path = prefix
   // An unknown field is a problem of the object that holds it, so the path stops there.
   const items = issue.expected === 'never' ? (issue.path ?? []).slice(0, -1) : (issue.path ?? [])
   for (const item of items) {
     const key = (item as { key: unknown }).key
     path += typeof key === 'number' ? `[${key}]` : path === '' ? String(key) : `.${String(key)}`
   }
-  return path === '' ? '(document)' : path
+  return `${path === '' ? '(document)' : path}: ${issue.message}`
 }

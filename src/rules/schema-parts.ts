@@ -5,6 +5,38 @@
 import * as v from 'valibot'
 import { parseDuration } from './duration'
 
+/** Whether each of two types is assignable to the other. */
+type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+
+/** `T` with every field, at every depth, required: a missing optional field then shows. */
+type DeepRequired<T> = T extends object ? { [K in keyof T]-?: DeepRequired<T[K]> } : T
+
+/**
+ * Whether two types are the same: each assignable to the other, also with every optional field
+ * made required (assignability alone lets a type leave out an optional field the other has).
+ */
+type Same<A, B> = Mutual<A, B> extends true ? Mutual<DeepRequired<A>, DeepRequired<B>> : false
+
+/**
+ * `schema`, declared as validating `TInput` (as written) into `TOutput`: declarations then name
+ * those types instead of spelling out the schema's inferred ones. tsc refuses the call when the
+ * schema's inferred input or output and the named type differ in either direction (the message
+ * shows the inferred type), so the named types cannot drift from what is validated.
+ *
+ * @example `export const TiersSchema = named<Tiers, Tiers>()(v.strictObject({ … }))`
+ */
+export function named<TInput, TOutput>() {
+  return <S extends v.GenericSchema<unknown, unknown, v.BaseIssue<unknown>>>(
+    schema: S &
+      (Same<v.InferInput<S>, TInput> extends true
+        ? Same<v.InferOutput<S>, TOutput> extends true
+          ? unknown
+          : { '~the output differs from the named type': v.InferOutput<S> }
+        : { '~the input differs from the named type': v.InferInput<S> })
+  ): v.GenericSchema<TInput, TOutput> =>
+    schema as v.GenericSchema<unknown> as v.GenericSchema<TInput, TOutput>
+}
+
 /** The fields of a valibot issue that messages use. */
 export type Issue = { input: unknown; expected: string | null; received: string; type: string }
 
@@ -52,7 +84,7 @@ export const duration = v.pipe(
 )
 
 /** One item or a non-empty list of them. */
-export const oneOrMany = (item: v.GenericSchema<unknown, string>, what: string) =>
+export const oneOrMany = (item: v.GenericSchema<string, string>, what: string) =>
   v.union(
     [item, v.pipe(v.array(item), v.minLength(1, 'must not be empty'))],
     (i: Issue) => `expected ${what} or a list of them, got ${show(i.input)}`

@@ -10,6 +10,7 @@ import { CountOnSchema, MaxInFlightSchema } from './count-on'
 import { ActionSchema, DegradeHeaderSchema, DegradeToSchema } from './degrade'
 import { JwtSchema } from './jwt'
 import { KeyPartSchema } from './key'
+import type { CheckedRule, CheckedRulesDocument, RuleDefinition, RulesDocument } from './document'
 import { ListsSchema } from './lists'
 import { MessagesSchema } from './messages'
 import { patternPath } from './path'
@@ -18,6 +19,7 @@ import { TiersSchema } from './tiers'
 import {
   duration,
   headerName,
+  named,
   objectMessage,
   oneOrMany,
   ruleId,
@@ -167,107 +169,140 @@ const algorithm = <N extends string>(name: N) =>
   )
 
 /** One rule, as written. */
-export const RuleSchema = v.variant(
-  'algorithm',
-  [
-    v.strictObject(
-      { ...common, algorithm: algorithm('sliding-window') },
-      objectMessage('a rule object')
-    ),
-    v.strictObject(
-      { ...common, algorithm: algorithm('fixed-window') },
-      objectMessage('a rule object')
-    ),
-    v.strictObject(
-      {
-        ...common,
-        algorithm: algorithm('sliding-log'),
-        // The log keeps one entry per admitted unit in the window: the limit bounds its size.
-        limit: wholeNumber(MAX_SLIDING_LOG_LIMIT),
-      },
-      objectMessage('a rule object')
-    ),
-    v.strictObject(
-      { ...common, algorithm: algorithm('gcra'), burst: v.optional(wholeNumber(MAX_LIMIT)) },
-      objectMessage('a rule object')
-    ),
-    v.strictObject(
-      {
-        ...withoutPeriod,
-        algorithm: algorithm('concurrency'),
-        queue: v.optional(wholeNumber(MAX_LIMIT, 0), 0),
-        // Defaults go through the duration pipe like written values, so they are spelled with units.
-        maxWait: v.optional(duration, '10s'),
-        lease: v.optional(duration, '60s'),
-      },
-      objectMessage('a rule object')
-    ),
-    v.strictObject(
-      {
-        ...common,
-        algorithm: algorithm('leaky-bucket'),
-        burst: v.optional(wholeNumber(MAX_LIMIT)),
-        mode: v.optional(
-          v.picklist(
-            ['meter', 'shape'],
-            (i: Issue) => `${show(i.input)} is not "meter" or "shape"`
+export const RuleSchema = named<RuleDefinition, CheckedRule>()(
+  v.variant(
+    'algorithm',
+    [
+      v.strictObject(
+        { ...common, algorithm: algorithm('sliding-window') },
+        objectMessage('a rule object')
+      ),
+      v.strictObject(
+        { ...common, algorithm: algorithm('fixed-window') },
+        objectMessage('a rule object')
+      ),
+      v.strictObject(
+        {
+          ...common,
+          algorithm: algorithm('sliding-log'),
+          // The log keeps one entry per admitted unit in the window: the limit bounds its size.
+          limit: wholeNumber(MAX_SLIDING_LOG_LIMIT),
+        },
+        objectMessage('a rule object')
+      ),
+      v.strictObject(
+        { ...common, algorithm: algorithm('gcra'), burst: v.optional(wholeNumber(MAX_LIMIT)) },
+        objectMessage('a rule object')
+      ),
+      v.strictObject(
+        {
+          ...withoutPeriod,
+          algorithm: algorithm('concurrency'),
+          queue: v.optional(wholeNumber(MAX_LIMIT, 0), 0),
+          // Defaults go through the duration pipe like written values, so they are spelled with units.
+          maxWait: v.optional(duration, '10s'),
+          lease: v.optional(duration, '60s'),
+        },
+        objectMessage('a rule object')
+      ),
+      v.strictObject(
+        {
+          ...common,
+          algorithm: algorithm('leaky-bucket'),
+          burst: v.optional(wholeNumber(MAX_LIMIT)),
+          mode: v.optional(
+            v.picklist(
+              ['meter', 'shape'],
+              (i: Issue) => `${show(i.input)} is not "meter" or "shape"`
+            ),
+            'meter'
           ),
-          'meter'
-        ),
-        maxWait: v.optional(duration),
-      },
-      objectMessage('a rule object')
-    ),
-    v.strictObject(
-      {
-        ...common,
-        algorithm: algorithm('token-bucket'),
-        burst: v.optional(wholeNumber(MAX_LIMIT)),
-      },
-      objectMessage('a rule object')
-    ),
-  ],
-  (i: Issue) =>
-    i.expected === 'Object'
-      ? `expected a rule object, got ${show(i.input)}`
-      : i.received === 'undefined'
-        ? `is required (use one of ${ALGORITHM_LIST})`
-        : `${show(i.input)} is not an algorithm (use one of ${ALGORITHM_LIST})`
+          maxWait: v.optional(duration),
+        },
+        objectMessage('a rule object')
+      ),
+      v.strictObject(
+        {
+          ...common,
+          algorithm: algorithm('token-bucket'),
+          burst: v.optional(wholeNumber(MAX_LIMIT)),
+        },
+        objectMessage('a rule object')
+      ),
+    ],
+    (i: Issue) =>
+      i.expected === 'Object'
+        ? `expected a rule object, got ${show(i.input)}`
+        : i.received === 'undefined'
+          ? `is required (use one of ${ALGORITHM_LIST})`
+          : `${show(i.input)} is not an algorithm (use one of ${ALGORITHM_LIST})`
+  )
 )
 
 /** The whole rules document, as written. */
-export const RulesDocumentSchema = v.strictObject(
-  {
-    $schema: v.optional(text('a string')),
-    version: v.literal(1, (i: Issue) => `${show(i.input)} is not a supported version (use 1)`),
-    mode: v.optional(
-      v.picklist(
-        ['enforce', 'shadow', 'off'],
-        (i: Issue) => `${show(i.input)} is not "enforce", "shadow" or "off"`
+export const RulesDocumentSchema = named<RulesDocument, CheckedRulesDocument>()(
+  v.strictObject(
+    {
+      $schema: v.optional(text('a string')),
+      version: v.literal(1, (i: Issue) => `${show(i.input)} is not a supported version (use 1)`),
+      mode: v.optional(
+        v.picklist(
+          ['enforce', 'shadow', 'off'],
+          (i: Issue) => `${show(i.input)} is not "enforce", "shadow" or "off"`
+        ),
+        'enforce'
       ),
-      'enforce'
-    ),
-    shadowHeaders: v.optional(
-      v.boolean((i: Issue) => `expected true or false, got ${show(i.input)}`),
-      false
-    ),
-    lists: v.optional(ListsSchema),
-    jwt: v.optional(JwtSchema),
-    jurisdiction: v.optional(JurisdictionSchema),
-    // Checked by envoyproxy/ratelimit's own rules in `envoy/config.ts`.
-    domains: v.optional(
-      v.array(
-        v.unknown(),
-        (i: Issue) => `expected a list of Envoy configurations, got ${show(i.input)}`
-      )
-    ),
-    rules: v.array(RuleSchema, (i: Issue) => `expected a list of rules, got ${show(i.input)}`),
-  },
-  objectMessage('a rules document object')
+      shadowHeaders: v.optional(
+        v.boolean((i: Issue) => `expected true or false, got ${show(i.input)}`),
+        false
+      ),
+      lists: v.optional(ListsSchema),
+      jwt: v.optional(JwtSchema),
+      jurisdiction: v.optional(JurisdictionSchema),
+      // Checked by envoyproxy/ratelimit's own rules in `envoy/config.ts`.
+      domains: v.optional(
+        v.array(
+          v.unknown(),
+          (i: Issue) => `expected a list of Envoy configurations, got ${show(i.input)}`
+        )
+      ),
+      rules: v.array(RuleSchema, (i: Issue) => `expected a list of rules, got ${show(i.input)}`),
+    },
+    objectMessage('a rules document object')
+  )
 )
 
-/** One rule after schema validation. */
-export type RuleInput = v.InferOutput<typeof RuleSchema>
+/**
+ * Every field of a rule checked as far as it can be without knowing its algorithm: for a rule
+ * whose `algorithm` is missing or unknown, which the schema stops at (it picks the fields to check
+ * by the algorithm), so that its other mistakes are reported in the same pass.
+ */
+const anyAlgorithmRule = v.strictObject(
+  {
+    ...common,
+    algorithm: v.optional(v.unknown()),
+    period: v.optional(duration),
+    burst: v.optional(wholeNumber(MAX_LIMIT)),
+    mode: v.optional(
+      v.picklist(['meter', 'shape'], (i: Issue) => `${show(i.input)} is not "meter" or "shape"`)
+    ),
+    maxWait: v.optional(duration),
+    queue: v.optional(wholeNumber(MAX_LIMIT, 0)),
+    lease: v.optional(duration),
+  },
+  objectMessage('a rule object')
+)
+
+/**
+ * The problems of a rule's fields besides its `algorithm`, for a rule whose algorithm the schema
+ * could not pick: paths relative to the rule.
+ *
+ * @param rule - the rule as written
+ */
+export function issuesBesidesAlgorithm(rule: unknown): v.BaseIssue<unknown>[] {
+  const result = v.safeParse(anyAlgorithmRule, rule)
+  return result.success ? [] : result.issues
+}
 
 /** Whether a pattern has a normalised spelling (it has none if it holds a control character). */
 function spellable(pattern: string): boolean {

@@ -7,33 +7,44 @@
 import * as v from 'valibot'
 import type { Policy } from '../algorithms'
 import type { RequestFacts } from '../types'
-import { HEADER_NAME, objectMessage, show, text, wholeNumber, type Issue } from './schema-parts'
+import type { Tiers as TiersDefinition } from './document'
+import {
+  HEADER_NAME,
+  named,
+  objectMessage,
+  show,
+  text,
+  wholeNumber,
+  type Issue,
+} from './schema-parts'
 
 /** The largest tier limit; the same bound as `limit`. */
 const MAX_TIER_LIMIT = 1_000_000_000
 
 /** `tiers` as written: `{ "from": "header:x-plan" | "claim:plan", "limits": { "paid": 1000 } }`. */
-export const TiersSchema = v.strictObject(
-  {
-    from: v.pipe(
-      text('"header:<name>" or "claim:<name>"'),
-      v.check(
-        (from) =>
-          (from.startsWith('header:') && HEADER_NAME.test(from.slice(7))) ||
-          (from.startsWith('claim:') && from.length > 6),
-        (i: Issue) => `${show(i.input)} is not "header:<name>" or "claim:<name>"`
-      )
-    ),
-    limits: v.pipe(
-      v.record(
-        v.string(),
-        wholeNumber(MAX_TIER_LIMIT),
-        (i: Issue) => `expected an object of tier names to limits, got ${show(i.input)}`
+export const TiersSchema = named<TiersDefinition, TiersDefinition>()(
+  v.strictObject(
+    {
+      from: v.pipe(
+        text('"header:<name>" or "claim:<name>"'),
+        v.check(
+          (from) =>
+            (from.startsWith('header:') && HEADER_NAME.test(from.slice(7))) ||
+            (from.startsWith('claim:') && from.length > 6),
+          (i: Issue) => `${show(i.input)} is not "header:<name>" or "claim:<name>"`
+        )
       ),
-      v.check((limits) => Object.keys(limits).length > 0, 'must name at least one tier')
-    ),
-  },
-  objectMessage('a tiers object')
+      limits: v.pipe(
+        v.record(
+          v.string(),
+          wholeNumber(MAX_TIER_LIMIT),
+          (i: Issue) => `expected an object of tier names to limits, got ${show(i.input)}`
+        ),
+        v.check((limits) => Object.keys(limits).length > 0, 'must name at least one tier')
+      ),
+    },
+    objectMessage('a tiers object')
+  )
 )
 
 /** Compiled tiers. */
@@ -49,7 +60,7 @@ export interface Tiers {
  *
  * @param input - the validated `tiers`
  */
-export function compileTiers(input: v.InferOutput<typeof TiersSchema>): Tiers {
+export function compileTiers(input: TiersDefinition): Tiers {
   const [kind, ...rest] = input.from.split(':')
   const name = rest.join(':')
   return {

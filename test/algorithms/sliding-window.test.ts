@@ -32,7 +32,7 @@ describe('sliding-window counter', () => {
     })
   })
 
-  it("matches the seeds' worked example: 42 previous, 18 current, 15 s in → 49.5 of 50", () => {
+  it('matches the classic worked example: 42 previous, 18 current, 15 s in → 49.5 of 50', () => {
     const p: SlidingWindowPolicy = { algorithm: 'sliding-window', limit: 50, periodMs: MINUTE }
     const state: SlidingWindowState = { windowStartMs: T0, current: 18, previous: 42 }
     const first = slidingWindow.charge(state, p, at(15_000), 1)

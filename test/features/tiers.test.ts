@@ -7,7 +7,7 @@ import { documentProblems } from '../support/rules'
 const SECRET = 'test-only-secret'
 const NOW_S = () => Math.floor(Date.now() / 1000)
 
-/** The seeds' API tiers: free 100/h, paid 1000/h, enterprise 10000/h. */
+/** Typical API tiers: free 100/h, paid 1000/h, enterprise 10000/h. */
 const tiered = (from: string, jwt?: Record<string, unknown>) =>
   parseRules(
     {

@@ -74,7 +74,7 @@ describe('leased quotas through the Worker', () => {
       expect(response.status).toBe(200)
       remaining.push(Number(response.headers.get('X-RateLimit-Remaining')))
     }
-    // Approximate with several isolates (see the README); exact where one spends alone.
+    // Approximate with several isolates (see docs/scale.md); exact where one spends alone.
     expect(remaining).toEqual(remaining.map((_, i) => 10_000 - 1 - i))
     const counted = await stats()
     expect(counted!.decisions.local + counted!.decisions.durableObject).toBe(400)

@@ -7,6 +7,9 @@ import { LimiterIsolate } from '../../src/limiter/isolate'
 import type { Decision } from '../../src/types'
 import { freezeClock } from '../support/clock'
 
+/** Ample for a decision: a first call to a new object can take over a second on a loaded machine. */
+const CALL_MS = 10_000
+
 const bucket: Policy = { algorithm: 'token-bucket', limit: 10, periodMs: 60_000, burst: 10 }
 const denial = (retryAfterMs: number): Decision => ({
   allowed: false,
@@ -93,8 +96,7 @@ describe('the client answers blocked keys itself', () => {
   it('never denies what the object would allow: a smaller cost that fits goes to the object', async () => {
     freezeClock()
     const isolate = new LimiterIsolate()
-    // A generous timeout: the file's first call creates the object, slow on a busy machine.
-    const at = (cost: number) => charge(env.LIMITER, call('costs', { cost }), 10_000, isolate)
+    const at = (cost: number) => charge(env.LIMITER, call('costs', { cost }), CALL_MS, isolate)
     expect(await at(8)).toMatchObject({ decision: { allowed: true, remaining: 2 } })
     expect(await at(5)).toMatchObject({ decision: { allowed: false } })
     expect(calls(isolate)).toBe(2)
@@ -110,32 +112,32 @@ describe('the client answers blocked keys itself', () => {
     const nowMs = freezeClock()
     const isolate = new LimiterIsolate()
     const one = call('again', { policy: { ...bucket, limit: 1, burst: 1 } })
-    await charge(env.LIMITER, one, 1_000, isolate)
-    const denied = await charge(env.LIMITER, one, 1_000, isolate)
+    await charge(env.LIMITER, one, CALL_MS, isolate)
+    const denied = await charge(env.LIMITER, one, CALL_MS, isolate)
     const retryAfterMs = denied.enforced ? denied.decision.retryAfterMs : 0
     expect(retryAfterMs).toBe(60_000)
-    expect(await charge(env.LIMITER, one, 1_000, isolate)).toMatchObject({ local: true })
+    expect(await charge(env.LIMITER, one, CALL_MS, isolate)).toMatchObject({ local: true })
     expect(calls(isolate)).toBe(2)
     // A rule edit (limit 2): the object decides again (the bucket is still empty: 30 s to a token).
     const edited = { ...one, policy: { ...bucket, limit: 2, burst: 2 } }
-    expect(await charge(env.LIMITER, edited, 1_000, isolate)).toMatchObject({
+    expect(await charge(env.LIMITER, edited, CALL_MS, isolate)).toMatchObject({
       decision: { allowed: false, retryAfterMs: 30_000 },
     })
     expect(calls(isolate)).toBe(3)
-    expect(await charge(env.LIMITER, edited, 1_000, isolate)).toMatchObject({ local: true })
+    expect(await charge(env.LIMITER, edited, CALL_MS, isolate)).toMatchObject({ local: true })
     // The retry time passes: the object is asked, and admits.
     vi.setSystemTime(nowMs + 30_000)
-    expect(await charge(env.LIMITER, edited, 1_000, isolate)).toMatchObject({
+    expect(await charge(env.LIMITER, edited, CALL_MS, isolate)).toMatchObject({
       decision: { allowed: true },
     })
     expect(calls(isolate)).toBe(4)
     // Blocked again; an admin reset here is honoured at once.
-    expect(await charge(env.LIMITER, edited, 1_000, isolate)).toMatchObject({
+    expect(await charge(env.LIMITER, edited, CALL_MS, isolate)).toMatchObject({
       decision: { allowed: false },
     })
-    expect(await charge(env.LIMITER, edited, 1_000, isolate)).toMatchObject({ local: true })
-    await resetKey(env.LIMITER, edited, 1_000, isolate)
-    expect(await charge(env.LIMITER, edited, 1_000, isolate)).toMatchObject({
+    expect(await charge(env.LIMITER, edited, CALL_MS, isolate)).toMatchObject({ local: true })
+    await resetKey(env.LIMITER, edited, CALL_MS, isolate)
+    expect(await charge(env.LIMITER, edited, CALL_MS, isolate)).toMatchObject({
       decision: { allowed: true },
     })
     expect(calls(isolate)).toBe(7)
@@ -147,10 +149,10 @@ describe('the client answers blocked keys itself', () => {
     const locked = call('penalty', {
       policy: { algorithm: 'gcra', limit: 1, periodMs: 1_000, burst: 1, penaltyMs: 600_000 },
     })
-    await charge(env.LIMITER, locked, 1_000, isolate)
-    const denied = await charge(env.LIMITER, locked, 1_000, isolate)
+    await charge(env.LIMITER, locked, CALL_MS, isolate)
+    const denied = await charge(env.LIMITER, locked, CALL_MS, isolate)
     expect(denied).toMatchObject({ decision: { allowed: false, retryAfterMs: 600_000 } })
-    expect(await charge(env.LIMITER, locked, 1_000, isolate)).toMatchObject({
+    expect(await charge(env.LIMITER, locked, CALL_MS, isolate)).toMatchObject({
       local: true,
       decision: { retryAfterMs: 600_000 },
     })

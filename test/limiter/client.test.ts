@@ -10,6 +10,9 @@ import {
 } from '../../src/limiter/client'
 import { MAX_OBJECT_NAME_LENGTH, objectName } from '../../src/limiter/object-name'
 
+/** Ample for a decision: a first call to a new object can take over a second on a loaded machine. */
+const CALL_MS = 10_000
+
 const policy: Policy = { algorithm: 'sliding-window', limit: 2, periodMs: 60_000 }
 const call = (fields: Partial<ChargeCall>): ChargeCall => ({
   rule: { id: 'r' },
@@ -23,16 +26,17 @@ const flaky = env.FLAKY_LIMITER as unknown as LimiterNamespace
 
 describe('limiter client', () => {
   it("returns the Durable Object's decision", async () => {
-    // The file's first call creates the object: a slow machine may take more than a second.
-    const result = await charge(env.LIMITER, call({ key: 'r|decides' }), 10_000)
+    const result = await charge(env.LIMITER, call({ key: 'r|decides' }), CALL_MS)
     expect(result).toMatchObject({ enforced: true, decision: { allowed: true, remaining: 1 } })
   })
 
   it('fails open on an error: not enforced, with the reason', async () => {
-    expect(await charge(flaky, call({ rule: { id: 'throws' }, key: 'throws|a' }), 1_000)).toEqual({
-      enforced: false,
-      reason: 'error',
-    })
+    expect(await charge(flaky, call({ rule: { id: 'throws' }, key: 'throws|a' }), CALL_MS)).toEqual(
+      {
+        enforced: false,
+        reason: 'error',
+      }
+    )
   })
 
   it('fails open on a timeout', async () => {
@@ -47,7 +51,7 @@ describe('limiter client', () => {
     const error = await charge(
       flaky,
       call({ rule: { id: 'throws' }, key: 'throws|b', failMode: 'closed' }),
-      1_000
+      CALL_MS
     ).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LimiterUnavailableError)
     expect((error as LimiterUnavailableError).reason).toBe('error')
@@ -66,7 +70,7 @@ describe('limiter client', () => {
     expect(name).toMatch(/^r\|#[A-Za-z0-9_-]{43}$/)
     expect(name.length).toBeLessThanOrEqual(MAX_OBJECT_NAME_LENGTH)
     expect(await objectName('r', `${long}y`)).not.toBe(name)
-    const result = await charge(env.LIMITER, call({ key: long }), 1_000)
+    const result = await charge(env.LIMITER, call({ key: long }), CALL_MS)
     expect(result.enforced).toBe(true)
   })
 
@@ -79,14 +83,14 @@ describe('limiter client', () => {
       maxWaitMs: 20,
     }
     const slot = call({ key: 'r|slot', policy: slots })
-    const first = await charge(env.LIMITER, slot, 1_000)
+    const first = await charge(env.LIMITER, slot, CALL_MS)
     expect(first).toMatchObject({ enforced: true, decision: { allowed: true } })
-    const waited = await charge(env.LIMITER, slot, 1_000)
+    const waited = await charge(env.LIMITER, slot, CALL_MS)
     expect(waited).toMatchObject({ enforced: true, decision: { allowed: false, timedOut: true } })
     const leaseId = first.enforced ? first.decision.leaseId : undefined
     expect(leaseId).toEqual(expect.any(String))
-    await releaseSlot(env.LIMITER, slot, slots, leaseId ?? '', 1_000)
-    expect(await charge(env.LIMITER, slot, 1_000)).toMatchObject({ decision: { allowed: true } })
+    await releaseSlot(env.LIMITER, slot, slots, leaseId ?? '', CALL_MS)
+    expect(await charge(env.LIMITER, slot, CALL_MS)).toMatchObject({ decision: { allowed: true } })
   })
 })
 
@@ -116,11 +120,11 @@ describe('placement', () => {
     const namespace = placedNamespace(asked)
     const plain = call({ rule: { id: 'placed' }, key: 'placed|k', policy: one })
     const eu = { ...plain, rule: { id: 'placed', placement: { jurisdiction: 'eu' as const } } }
-    expect(await charge(namespace, plain, 1_000)).toMatchObject({ decision: { allowed: true } })
-    expect(await charge(namespace, plain, 1_000)).toMatchObject({ decision: { allowed: false } })
+    expect(await charge(namespace, plain, CALL_MS)).toMatchObject({ decision: { allowed: true } })
+    expect(await charge(namespace, plain, CALL_MS)).toMatchObject({ decision: { allowed: false } })
     // Same rule and key, another jurisdiction: another object, and no denial repeated from the first.
-    expect(await charge(namespace, eu, 1_000)).toMatchObject({ decision: { allowed: true } })
-    expect(await charge(namespace, eu, 1_000)).toMatchObject({ decision: { allowed: false } })
+    expect(await charge(namespace, eu, CALL_MS)).toMatchObject({ decision: { allowed: true } })
+    expect(await charge(namespace, eu, CALL_MS)).toMatchObject({ decision: { allowed: false } })
     expect(asked).toContainEqual({ jurisdiction: 'eu' })
     expect(asked).toContainEqual({ name: 'eu:placed|k' })
   })
@@ -132,12 +136,12 @@ describe('placement', () => {
       key: 'hinted|k',
       policy: one,
     })
-    expect(await charge(placedNamespace(asked), hinted, 1_000)).toMatchObject({
+    expect(await charge(placedNamespace(asked), hinted, CALL_MS)).toMatchObject({
       decision: { allowed: true },
     })
     expect(asked).toEqual([{ name: 'hinted|k', options: { locationHint: 'weur' } }])
     // And the real runtime takes the hint.
-    expect(await charge(env.LIMITER, { ...hinted, key: 'hinted|real' }, 1_000)).toMatchObject({
+    expect(await charge(env.LIMITER, { ...hinted, key: 'hinted|real' }, CALL_MS)).toMatchObject({
       decision: { allowed: true },
     })
   })

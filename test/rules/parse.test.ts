@@ -226,3 +226,23 @@ describe('parseRules', () => {
     expect(r?.match.hosts?.[0]?.('api.example.com')).toBe(true)
   })
 })
+
+describe('every problem of a document in one pass', () => {
+  it('checks the other fields of a rule whose algorithm is unknown, and ids across rules', () => {
+    const document = {
+      version: 1,
+      rules: [
+        { id: 'a', key: ['ip'], algorithm: 'sliding-windw', limit: 0, period: '1m' },
+        { id: 'b', key: ['ip'], algorithm: 'sliding-window', limit: 5, period: '1x', windw: 1 },
+        { id: 'a', key: ['ip'], algorithm: 'token-bucket', limit: 5, period: '1m' },
+      ],
+    }
+    expect(problems(document)).toEqual([
+      'rules[0].algorithm: "sliding-windw" is not an algorithm (use one of "sliding-window", "token-bucket", "fixed-window", "sliding-log", "gcra", "leaky-bucket", "concurrency")',
+      'rules[0].limit: 0 must be at least 1',
+      'rules[1].period: "1x" is not a duration (use "10s", "1m", "1h", "1d" or seconds, up to 365d)',
+      'rules[1]: unknown field "windw"',
+      'rules[2].id: duplicate id "a" (also rules[0])',
+    ])
+  })
+})

@@ -1,3 +1,5 @@
+import type { AccuracyRow } from '../../tools/simulate/accuracy'
+import { whichFits } from '../../tools/simulate/choose'
 import { describe, expect, it } from 'vitest'
 import { parseRules } from '../../src/rules'
 import { accuracyOf, oracleAdmits } from '../../tools/simulate/accuracy'
@@ -7,7 +9,7 @@ import {
   generateProfile,
   isIdle,
   mulberry32,
-  SEED_PROFILE,
+  DEFAULT_PROFILE,
   type Arrival,
 } from '../../tools/simulate/profile'
 import { accuracyMarkdown, sameDecisionNotes, sameDecisionsAs } from '../../tools/simulate/report'
@@ -22,7 +24,7 @@ import { CSV_HEADER, perSecond, secondsSpanned, toCsv } from '../../tools/simula
 import { parseTrace, TraceError } from '../../tools/simulate/trace'
 import { busiestKeySeries, fullestWindow, worstOvershoot } from '../../tools/simulate/windows'
 
-const profile = generateProfile({ ...SEED_PROFILE, seed: 4 })
+const profile = generateProfile({ ...DEFAULT_PROFILE, seed: 4 })
 
 /** Requests per second 0 … 119. */
 function perSecondCounts(arrivals: readonly Arrival[], seconds = 120): number[] {
@@ -47,12 +49,12 @@ const global = (algorithm: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 })
 
-describe('the seed 004 profile', () => {
+describe('the default profile', () => {
   const counts = perSecondCounts(profile)
-  const idle = counts.map((_, s) => isIdle(s * 1000, SEED_PROFILE))
+  const idle = counts.map((_, s) => isIdle(s * 1000, DEFAULT_PROFILE))
   const burst = counts.map((_, s) => s % 17 < 2)
 
-  it('is silent for 3 s every 21 s (the seed code; its prose says 20), bursts included', () => {
+  it("is silent for 3 s every 21 s (its generator's code; its prose says 20), bursts included", () => {
     const silent = counts.flatMap((count, s) => (count === 0 ? [s] : []))
     expect(silent).toEqual([0, 1, 2, 21, 22, 23, 42, 43, 44, 63, 64, 65, 84, 85, 86, 105, 106, 107])
     expect(silent.every((s) => idle[s])).toBe(true)
@@ -70,7 +72,7 @@ describe('the seed 004 profile', () => {
     const bursts = counts.flatMap((count, s) => (burst[s] && !idle[s] ? [count] : []))
     expect(bursts).toHaveLength(11) // 17-18, 34-35, 51-52, 68-69, 102-103, 119
     for (const count of bursts) expect(count).toBeGreaterThan(1000)
-    const only = generateProfile({ ...SEED_PROFILE, seed: 4, senders: 0, idleForMs: 0 })
+    const only = generateProfile({ ...DEFAULT_PROFILE, seed: 4, senders: 0, idleForMs: 0 })
     expect(only.filter((a) => a.t >= 17_000 && a.t < 19_000)).toHaveLength(1000)
     expect(only.filter((a) => a.t >= 2_000 && a.t < 17_000)).toHaveLength(0)
   })
@@ -78,8 +80,8 @@ describe('the seed 004 profile', () => {
   it('is sorted, global, of cost 1, and the same for the same seed', () => {
     expect(profile.every((a, i) => i === 0 || profile[i - 1]!.t <= a.t)).toBe(true)
     expect(new Set(profile.map((a) => `${a.key}/${a.cost}`))).toEqual(new Set(['global/1']))
-    expect(generateProfile({ ...SEED_PROFILE, seed: 4 })).toEqual(profile)
-    expect(generateProfile({ ...SEED_PROFILE, seed: 5 })).not.toEqual(profile)
+    expect(generateProfile({ ...DEFAULT_PROFILE, seed: 4 })).toEqual(profile)
+    expect(generateProfile({ ...DEFAULT_PROFILE, seed: 5 })).not.toEqual(profile)
   })
 
   it('draws from a seeded PRNG in [0, 1)', () => {
@@ -418,5 +420,29 @@ describe('charts', () => {
     expect(ruleChartSvg(chartRun, 's')).not.toContain('+1 (100 %)')
     const over = { ...chartRun, fullest: { units: 2, t: 500, key: '' } }
     expect(ruleChartSvg(over, 's')).toContain('2 at 0.5 s: +1 (100 %)')
+  })
+})
+
+describe('which algorithm fits', () => {
+  const row = (id: string, algorithm: string, overshoot: number) =>
+    ({
+      id,
+      algorithm,
+      limit: 500,
+      overshoot,
+      agreement: { underAdmission: 7 },
+    }) as unknown as AccuracyRow
+
+  it("quotes this run's rule for each need, and says when the run has none", () => {
+    const fits = whichFits([row('mine', 'sliding-window', 9), row('log', 'sliding-log', 0)])
+    expect(fits.map(([need, pick]) => `${need} -> ${pick}`)).toContain(
+      'close to exact, with O(1) state -> sliding-window (default)'
+    )
+    const cell = (pick: string) => fits.find((r) => r[1] === pick)![2]
+    expect(cell('sliding-window (default)')).toBe(
+      'mine: 9 units (1.80%) over the limit at worst; denied with 7 units of room at worst'
+    )
+    expect(cell('sliding-log')).toMatch(/^log: 0 units \(0\.00%\)/)
+    expect(cell('fixed-window')).toMatch(/\(not in this run\)$/)
   })
 })

@@ -6,7 +6,16 @@
 //    consumer's bundler nor Node needs to import JSON.
 // Any relative import left pointing at no file fails the build.
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
 
@@ -19,8 +28,21 @@ const SPECIFIER = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)(['"])(\.\.?\/[^'"]*)
 rmSync(out, { recursive: true, force: true })
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 const project = ['-p', join(root, 'tsconfig.build.json')]
-// Declarations keep the JSDoc editors show; the JavaScript goes without comments, to halve the tarball.
+// The declarations of the public modules keep the JSDoc editors show; the others, and the
+// JavaScript, go without comments: the comments were two thirds of the packed declarations.
 execFileSync(process.execPath, [tsc, ...project, '--emitDeclarationOnly'], { stdio: 'inherit' })
+const bare = mkdtempSync(join(tmpdir(), 'lib-dts-'))
+execFileSync(
+  process.execPath,
+  [tsc, ...project, '--emitDeclarationOnly', '--removeComments', '--outDir', bare],
+  { stdio: 'inherit' }
+)
+const documented = publicDeclarations(['lib.d.ts', 'client/index.d.ts'])
+for (const file of emitted(bare)) {
+  const name = relative(bare, file)
+  if (!documented.has(name)) copyFileSync(file, join(out, name))
+}
+rmSync(bare, { recursive: true, force: true })
 execFileSync(process.execPath, [tsc, ...project, '--declaration', 'false', '--removeComments'], {
   stdio: 'inherit',
 })
@@ -63,6 +85,29 @@ function toSpecifier(file: string, target: string): string {
 }
 
 /**
+ * The declarations whose exports the package's entries re-export, following `export … from`
+ * chains: what a consumer's editor shows documentation for.
+ *
+ * @param entries - the entry declarations, relative to lib/
+ */
+function publicDeclarations(entries: string[]): Set<string> {
+  const found = new Set<string>()
+  const pending = [...entries]
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (found.has(name)) continue
+    found.add(name)
+    const text = readFileSync(join(out, name), 'utf8')
+    for (const [, specifier] of text.matchAll(/^export [^;]*? from '(\.\.?\/[^']+)'/gms)) {
+      const target = resolve(dirname(join(out, name)), specifier!)
+      const candidates = [`${target}.d.ts`, join(target, 'index.d.ts')]
+      const hit = candidates.find((candidate) => existsSync(candidate))
+      if (hit) pending.push(relative(out, hit))
+    }
+  }
+  return found
+}
+
+/**
  * Every emitted file under `dir`.
  *
  * @param dir - a directory of lib/
@@ -86,4 +131,22 @@ for (const file of emitted(out)) {
   if (rewritten !== text) writeFileSync(file, rewritten)
   files += 1
 }
-console.log(`lib/: ${files} files, relative imports resolved`)
+// A declaration no entry's types lead to is only weight: consumers import the entries alone.
+const needed = new Set<string>()
+const pending = ['lib.d.ts', 'client/index.d.ts'].map((name) => join(out, name))
+for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+  if (needed.has(file)) continue
+  needed.add(file)
+  for (const [, , , specifier] of readFileSync(file, 'utf8').matchAll(SPECIFIER))
+    pending.push(resolve(dirname(file), specifier!.replace(/\.js$/, '.d.ts')))
+}
+let pruned = 0
+for (const file of [...emitted(out)]) {
+  if (file.endsWith('.d.ts') && !needed.has(file)) {
+    rmSync(file)
+    pruned += 1
+  }
+}
+console.log(
+  `lib/: ${files} files, relative imports resolved; ${pruned} declarations no entry needs left out`
+)

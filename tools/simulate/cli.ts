@@ -1,22 +1,24 @@
 /**
  * @module tools/simulate/cli
  * `npm run simulate -- [options]`: drives the limiter's algorithms with traffic in virtual time,
- * writes what each lets through second by second (seed 004's CSV columns), charts it in sliding
- * windows sampled finely enough to show bursts, and measures it against an exact limit.
+ * writes what each lets through second by second, charts it in sliding windows sampled finely
+ * enough to show bursts, measures it against an exact limit, and ends with which algorithm fits
+ * which need.
  *
- * By default: seed 004's traffic for 120 s against one global rule per algorithm (500 per 1s).
- * With `--trace`: a recorded trace against `--rules` (or the same per-algorithm rules).
- * Writes `<rule>.csv`, `<rule>.svg`, `comparison.svg` and `accuracy.md` to `--out`.
+ * By default: the bursty default profile for 120 s against one global rule per algorithm (500 per
+ * 1s). With `--trace`: a recorded trace against `--rules` (or the same per-algorithm rules). It
+ * says which rules it applied. Writes `<rule>.csv`, `<rule>.svg`, `comparison.svg` and
+ * `accuracy.md` to `--out` (default `simulation-out/`, which git ignores).
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { RuleConfigError } from '../../src/errors'
-import { parseRulesText, type RuleSet } from '../../src/rules'
+import { parseRulesText, type Rule, type RuleSet } from '../../src/rules'
 import { accuracyOf, chargesOf, type RuleRun } from './accuracy'
 import { comparisonChartSvg, ruleChartSvg, type ChartRun } from './chart'
 import { niceCeil } from './chart-parts'
 import { InputError, read, readOptions, USAGE, type Options } from './options'
-import { generateProfile, SEED_PROFILE, type Arrival } from './profile'
+import { generateProfile, DEFAULT_PROFILE, type Arrival } from './profile'
 import {
   compileEach,
   defaultRules,
@@ -26,7 +28,13 @@ import {
   runRules,
   type RuleOutcomes,
 } from './run'
-import { accuracyMarkdown, accuracyText, sameDecisionNotes, sameDecisionsAs } from './report'
+import {
+  accuracyMarkdown,
+  accuracyText,
+  sameDecisionNotes,
+  sameDecisionsAs,
+  whichFitsText,
+} from './report'
 import { perSecond, secondsSpanned, toCsv, type SecondRow } from './stats'
 import { TraceError, parseTrace } from './trace'
 import { busiestKeySeries, type Peak } from './windows'
@@ -72,20 +80,37 @@ function chartRunOf(
   }
 }
 
+/** Where the rules came from, as the summary says it. */
+function rulesSource(options: Options): string {
+  return options.rules === undefined
+    ? 'the default rules, one global rule per algorithm at 500 per 1s (--rules <file> applies yours)'
+    : options.rules
+}
+
+/** A rule's limit and key, as the summary lists it. */
+function describeRule(rule: Rule): string {
+  const key = rule.key.length === 0 ? 'one global key' : 'one key per trace key'
+  return `${rule.summary}, ${key}`
+}
+
 function label(outcomes: RuleOutcomes): string {
   return `${outcomes.rule.policy.algorithm}${isShaper(outcomes.rule) ? ' (shape)' : ''}`
 }
 
 function main(argv: string[]): number {
   const started = performance.now()
-  if (argv.includes('--help') || argv.includes('-h')) {
+  if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
     console.log(USAGE)
     return 0
   }
   const options = readOptions(argv)
   const arrivals: Arrival[] = options.trace
     ? parseTrace(read(options.trace), options.trace)
-    : generateProfile({ ...SEED_PROFILE, seed: options.seed, durationMs: options.durationS * 1000 })
+    : generateProfile({
+        ...DEFAULT_PROFILE,
+        seed: options.seed,
+        durationMs: options.durationS * 1000,
+      })
   const { ruleSet, skipped } = loadRules(options)
   for (const note of skipped) console.error(`note: ${note}`)
   if (ruleSet.rules.length === 0) throw new InputError('no rules to run')
@@ -97,7 +122,7 @@ function main(argv: string[]): number {
   const seconds = options.trace ? secondsSpanned(times, runs) : options.durationS
   const traffic = options.trace
     ? `trace ${basename(options.trace)}, ${arrivals.length} requests`
-    : `seed 004 profile, --seed ${options.seed}, ${options.durationS} s, ${arrivals.length} requests`
+    : `default profile, --seed ${options.seed}, ${options.durationS} s, ${arrivals.length} requests`
 
   writable(options.out, () => mkdirSync(options.out, { recursive: true }))
   const written: string[] = []
@@ -131,16 +156,24 @@ function main(argv: string[]): number {
     write(`${chartRun.id}.svg`, ruleChartSvg(chartRun, subtitle, charted))
   })
   write('comparison.svg', comparisonChartSvg(charted, traffic))
-  write('accuracy.md', accuracyMarkdown(accuracy, [`Traffic: ${traffic}.`, ...twins, ...skipped]))
+  const applied = `Rules applied: ${rulesSource(options)}.`
+  write(
+    'accuracy.md',
+    accuracyMarkdown(accuracy, [`Traffic: ${traffic}.`, applied, ...twins, ...skipped])
+  )
   const decisions = options.decisions
   if (decisions) writable(decisions, () => writeDecisions(decisions, arrivals, runs))
 
-  console.log(`${traffic}; ${runs.length} rules\n`)
-  console.log(accuracyText(accuracy))
+  console.log(`Traffic: ${traffic}.`)
+  console.log(`Rules applied: ${rulesSource(options)}:`)
+  for (const run of runs) console.log(`  ${run.rule.id}: ${label(run)}, ${describeRule(run.rule)}`)
+  console.log(`\n${accuracyText(accuracy)}`)
   if (twins.length > 0) console.log(`\n${twins.join('\n')}`)
   const ms = Math.round(performance.now() - started)
   console.log(`\nwrote ${written.length} files to ${options.out}/ in ${ms} ms`)
   if (options.decisions) console.log(`wrote every decision to ${options.decisions}`)
+  console.log(`\nWhich algorithm fits (this run's numbers; docs/algorithms.md says more):\n`)
+  console.log(whichFitsText(accuracy))
   return 0
 }
 

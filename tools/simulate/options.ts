@@ -5,19 +5,30 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 
+/** Where the simulator writes unless told: a folder git ignores, never the committed charts. */
+export const DEFAULT_OUT = 'simulation-out'
+
 /** The help text. */
 export const USAGE = `usage: npm run simulate -- [--seed <n>] [--duration <s>] [--rules <rules.json>]
                             [--out <dir>] [--decisions <file.jsonl>]
        npm run simulate -- --trace <trace.csv|trace.jsonl> [--rules <rules.json>]
                             [--out <dir>] [--decisions <file.jsonl>]
 
+Runs the limiter's algorithms on traffic in virtual time: per rule a CSV of each second and a
+chart, comparison.svg, and accuracy.md (each rule against an exact limit), then which algorithm
+fits which need.
+
   --seed <n>          seeds the generated traffic (default 4)
   --duration <s>      length of the generated traffic in seconds (default 120)
-  --trace <file>      replay a trace instead: CSV "t,key,cost" or JSONL {"t","key","cost"}, t in ms
+  --trace <file>      replay a trace instead: CSV "t,key,cost,status" or JSONL with those fields,
+                      t in ms; cost and status optional (rules with countOn need status)
   --rules <file>      a rules document; each rule runs on every request, the trace key standing
-                      for each of its key parts (default: one global rule per algorithm)
-  --out <dir>         where to write the CSVs and charts (default docs/simulation)
-  --decisions <file>  also write every decision, one JSON line per request per rule`
+                      for each of its key parts (default: one global rule per algorithm, 500 per
+                      1s; the run says which rules it applied)
+  --out <dir>         where to write the CSVs and charts (default ${DEFAULT_OUT}; docs/simulation
+                      holds the committed ones, rewritten only when named here)
+  --decisions <file>  also write every decision, one JSON line per request per rule
+  -h, --help, help    this help`
 
 /** A problem with the command line or its input files: exit 2. */
 export class InputError extends Error {
@@ -56,7 +67,7 @@ export function readOptions(argv: string[]): Options {
         duration: { type: 'string' },
         trace: { type: 'string' },
         rules: { type: 'string' },
-        out: { type: 'string', default: 'docs/simulation' },
+        out: { type: 'string', default: DEFAULT_OUT },
         decisions: { type: 'string' },
       },
     }).values

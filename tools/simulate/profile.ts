@@ -1,7 +1,7 @@
 /**
  * @module tools/simulate/profile
- * The simulator's seeded randomness and its default traffic: the generator of seed 004's test
- * console (30 steady senders, a burst every 17 s, a silence every 21 s), in virtual time.
+ * The simulator's seeded randomness and its default traffic, a bursty profile (30 steady
+ * senders, a burst every 17 s, a silence every 21 s), in virtual time.
  * Pure: no clock, no I/O, no `Math.random`.
  */
 
@@ -34,7 +34,7 @@ export function mulberry32(seed: number): () => number {
   }
 }
 
-/** The knobs of the generator; {@link SEED_PROFILE} holds seed 004's values. */
+/** The knobs of the generator; {@link DEFAULT_PROFILE} holds the default traffic's values. */
 export interface ProfileOptions {
   /** Seeds every sender's PRNG. */
   seed: number
@@ -59,13 +59,12 @@ export interface ProfileOptions {
 }
 
 /**
- * Seed 004's generator. Its prose says "every 20 sec, 3 sec without traffic", but its code sets
- * `idle` for 3000 ms and then waits 18000 ms (comment: "每 21 秒約 3 秒"), so the silences come
- * every 21 s; we follow the code. Its senders pause `rnd.Next(100)` (0–99 ms, mean 49.5: about
- * 606 req/s from 30 of them), and its burst thread sends, then `Thread.Sleep(1)`, for 2000 ms and
- * then waits 15000 ms; it is described as "about 500 RPS", i.e. one request per ~2 ms.
+ * The default traffic, a classic rate-limiter test console's generator: 30 senders that each
+ * pause 0–99 ms between requests (mean 49.5 ms: about 606 req/s together), a burst of one request
+ * per 2 ms (about 500 req/s) for 2 s every 17 s, and 3 s of silence every 21 s (its prose says
+ * every 20 s; its code waits 18 s after each 3 s silence, and the code is followed).
  */
-export const SEED_PROFILE: Omit<ProfileOptions, 'seed'> = {
+export const DEFAULT_PROFILE: Omit<ProfileOptions, 'seed'> = {
   durationMs: 120_000,
   senders: 30,
   maxPauseMs: 100,
@@ -90,7 +89,7 @@ export function isIdle(t: number, options: Pick<ProfileOptions, 'idleEveryMs' | 
 /**
  * The profile's requests, sorted by time (ties: sender order, then the burst).
  *
- * As in the seed, a sender keeps its rhythm through a silence and only skips the sends that fall
+ * As in that generator, a sender keeps its rhythm through a silence and only skips the sends that fall
  * in it, so traffic resumes at full rate the moment the silence ends.
  *
  * @param options - the profile and its seed

@@ -4,6 +4,7 @@
  */
 import type { AccuracyRow } from './accuracy'
 import { BANDS, disagreements, type Tally } from './agreement'
+import { whichFits, WHICH_FITS_HEADINGS } from './choose'
 
 /**
  * For each rule, the first earlier rule that allowed and denied exactly the same requests, if any.
@@ -103,9 +104,7 @@ export const ACCURACY_NOTES = [
 
 function toMarkdown({ headings, rows }: Table): string {
   const line = (values: string[]) => `| ${values.join(' | ')} |`
-  const align = headings.map((_, i) =>
-    i === 0 || (i === 1 && headings[1] === 'Algorithm') ? '---' : '---:'
-  )
+  const align = headings.map((_, i) => (isTextColumn(headings, i) ? '---' : '---:'))
   return [line(headings), line(align), ...rows.map(line)].join('\n')
 }
 
@@ -124,6 +123,8 @@ export function accuracyMarkdown(rows: readonly AccuracyRow[], notes: readonly s
     `${toMarkdown(limitTable(rows))}\n`,
     '## Decisions judged on the same history\n',
     `${toMarkdown(agreementTable(rows))}\n${extra}`,
+    '## Which algorithm fits\n',
+    `${toMarkdown(fitTable(rows))}\n`,
   ].join('\n')
 }
 
@@ -136,14 +137,33 @@ export function accuracyText(rows: readonly AccuracyRow[]): string {
   return [limitTable(rows), agreementTable(rows)].map(toText).join('\n\n')
 }
 
+/**
+ * Which algorithm fits which need, with this run's numbers, as aligned plain text.
+ *
+ * @param rows - one per rule
+ */
+export function whichFitsText(rows: readonly AccuracyRow[]): string {
+  return toText(fitTable(rows))
+}
+
+function fitTable(rows: readonly AccuracyRow[]): Table {
+  return { headings: WHICH_FITS_HEADINGS, rows: whichFits(rows) }
+}
+
 function toText({ headings, rows }: Table): string {
   const table = [headings, ...rows]
   const widths = headings.map((_, c) => Math.max(...table.map((r) => r[c]!.length)))
-  const left = (c: number) => c === 0 || (c === 1 && headings[1] === 'Algorithm')
+  const left = (c: number) => isTextColumn(headings, c)
   const format = (r: string[]) =>
     r.map((cell, c) => (left(c) ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')
   const rule = widths.map((w) => '-'.repeat(w)).join('  ')
   return [format(headings), rule, ...rows.map(format)].join('\n').replace(/ +$/gm, '')
+}
+
+/** Whether a column holds words (left-aligned) rather than figures. */
+function isTextColumn(headings: readonly string[], column: number): boolean {
+  if (headings === WHICH_FITS_HEADINGS) return true
+  return column === 0 || (column === 1 && headings[1] === 'Algorithm')
 }
 
 function bandCell(counts: Tally): string {

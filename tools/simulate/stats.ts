@@ -1,10 +1,11 @@
 /**
  * @module tools/simulate/stats
- * Per-second figures of one rule's run, as seed 004's test console printed them, and their CSV.
+ * Per-second figures of one rule's run, as a classic rate-limiter test console prints them, and
+ * their CSV.
  * Pure.
  */
 
-/** The CSV header: seed 004's columns; row n is second n of the run. */
+/** The CSV header: that console's columns; row n is second n of the run. */
 export const CSV_HEADER =
   'TotalRequests,SuccessRequests,FailRequests,ExecutedRequests,AverageExecuteTime'
 

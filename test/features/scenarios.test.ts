@@ -1,11 +1,11 @@
 import { DEMO_PASSWORD } from '../../src/http/demo-origin'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import scenarios from '../../examples/seed-scenarios.json'
+import scenarios from '../../examples/scenarios.json'
 import { parseRules } from '../../src/rules'
 import { freezeClock } from '../support/clock'
 import { client, parseRateLimit } from '../support/http'
 
-const send = client({ rules: parseRules(scenarios, 'examples/seed-scenarios.json') })
+const send = client({ rules: parseRules(scenarios, 'examples/scenarios.json') })
 
 /** Sends `count` requests and returns their statuses. */
 async function statuses(count: number, path: string, init: Parameters<typeof send>[1]) {
@@ -19,7 +19,7 @@ const allowedThenDenied = (allowed: number, denied: number) => [
   ...Array<number>(denied).fill(429),
 ]
 
-describe("the seeds' scenarios (examples/seed-scenarios.json)", () => {
+describe('common scenarios (examples/scenarios.json)', () => {
   afterEach(() => {
     vi.useRealTimers()
   })
