@@ -6,10 +6,6 @@
 import type { Policy } from '../algorithms'
 import type { UnavailableReason } from '../errors'
 import type { Decision, FailMode, Placement } from '../types'
-import type { RateLimiterObject } from './rate-limiter-object'
-
-/** The Durable Object namespace the limiter counts in. */
-export type LimiterNamespace = DurableObjectNamespace<RateLimiterObject>
 
 /**
  * One key to charge: all the client needs of a call. A rule's `Check` (`rules/plan.ts`) is one

@@ -8,7 +8,8 @@
 import type { ConcurrencyPolicy } from '../algorithms'
 import { LimiterUnavailableError } from '../errors'
 import type { Decision } from '../types'
-import type { ChargeCall, ChargeResult, KeyRef, LimiterNamespace } from './charge-call'
+import type { ChargeCall, ChargeResult, KeyRef } from './charge-call'
+import type { LimiterNamespace } from './limiter-namespace'
 import { failedCharge } from './lease-calls'
 import { isolateLeases } from './leases'
 import { limiterIsolate, type Answer, type LimiterIsolate } from './isolate'
@@ -18,7 +19,8 @@ import { MAX_LINGER_MS } from './coalesce'
 import { toUnavailable, unavailableOf, withRetry, withTimeout } from './rpc'
 import { logEvent } from '../log'
 
-export type { ChargeCall, ChargeResult, KeyRef, LimiterNamespace } from './charge-call'
+export type { ChargeCall, ChargeResult, KeyRef } from './charge-call'
+export type { LimiterNamespace } from './limiter-namespace'
 
 /**
  * Charges one key, within `timeoutMs`. A key whose object denied a request of this cost or less

@@ -6,24 +6,14 @@
  */
 import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LimiterUnavailableError } from '../errors'
-import type { Decision, Placement } from '../types'
-import type { AheadReservation, Reservation } from './reservation'
+import type { Decision } from '../types'
+import type { AheadReservation, LeaseKey, Lot, Reservation } from './reservation'
+
+export type { LeaseKey, Lot } from './reservation'
 
 /** A reservation's result as the requests waiting for it see it. */
 export type Outcome =
   { ok: true; reservation: Reservation } | { ok: false; error: LimiterUnavailableError }
-
-/**
- * Units held, all charged in one state (epoch) and spendable from `validFromMs` (a later
- * window's start, for units charged ahead) until `validUntilMs`.
- */
-export interface Lot {
-  units: number
-  chargedAtMs: number
-  validFromMs: number
-  validUntilMs: number
-  epoch: string
-}
 
 /** A reservation in flight. */
 export interface Pending {
@@ -31,14 +21,6 @@ export interface Pending {
   sinceMs: number
   /** The least it grants, or none (0: a refill ahead of need, which never denies). */
   minUnits: number
-}
-
-/** The key a lease is for, and where its root object is. */
-export interface LeaseKey {
-  ruleId: string
-  /** Where the rule's objects live, if it says. */
-  placement?: Placement
-  key: string
 }
 
 /** What a book knows of one key. */
@@ -62,6 +44,8 @@ export interface KeyLease extends LeaseKey {
   roundTripMs: number
   /** Asked for more than the lessor had: ask again no sooner than this. */
   quietUntilMs: number
+  /** Whether the lessor's last answer said the key is scarce. */
+  scarce: boolean
   lastUsedMs: number
   /** Units of requests waiting for a reservation. */
   waiting: number

@@ -9,10 +9,11 @@ import { waitUntil } from 'cloudflare:workers'
 import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LimiterUnavailableError } from '../errors'
 import { logEvent } from '../log'
-import type { ChargeCall, ChargeResult, LimiterNamespace } from './charge-call'
+import type { ChargeCall, ChargeResult } from './charge-call'
 import type { LeaseKey, Lot } from './key-lease'
-import { nameOf, stubOf } from './object-name'
-import type { ReserveAsk, Reservation } from './reservation'
+import { nameOf, stubOf, type ObjectNamespace } from './object-name'
+import { spreadOf } from './lease-sizing'
+import type { LessorStub, ReserveAsk, Reservation } from './reservation'
 import { unavailableOf, withRetry, withTimeout } from './rpc'
 import type { ClientStats } from './stats'
 
@@ -46,6 +47,12 @@ export interface CallOptions {
 const keyOf = ({ ruleId, key, placement }: LeaseKey): LeaseKey =>
   placement ? { ruleId, key, placement } : { ruleId, key }
 
+/**
+ * The namespace's objects as lessors: the limiter's class implements {@link Lessor}
+ * (`rate-limiter-object.ts` says so to the compiler), which this code may not import.
+ */
+const lessors = (namespace: ObjectNamespace) => namespace as ObjectNamespace<LessorStub>
+
 /** The rule of a lease, as object names take it. */
 const ruleOf = (lease: LeaseKey) => ({
   id: lease.ruleId,
@@ -69,9 +76,9 @@ export function locationName(rootName: string, location: string): string {
  * @param namespace - the namespace the key's objects are in
  * @param options - stats, timeout and the caller's id
  */
-export function rootUpstream(namespace: LimiterNamespace, options: CallOptions): Upstream {
+export function rootUpstream(namespace: ObjectNamespace, options: CallOptions): Upstream {
   const stub = async (lease: LeaseKey) =>
-    stubOf(namespace, ruleOf(lease), await nameOf({ rule: ruleOf(lease), key: lease.key }))
+    stubOf(lessors(namespace), ruleOf(lease), await nameOf({ rule: ruleOf(lease), key: lease.key }))
   return {
     timeoutMs: options.timeoutMs,
     reserve: (lease, policy, ask) =>
@@ -94,7 +101,7 @@ export function rootUpstream(namespace: LimiterNamespace, options: CallOptions):
  * @param options - stats, timeout and the isolate's id
  */
 export function locationUpstream(
-  namespace: LimiterNamespace,
+  namespace: ObjectNamespace,
   location: string,
   options: CallOptions
 ): Upstream {
@@ -103,7 +110,7 @@ export function locationUpstream(
     const name = locationName(await nameOf({ rule, key: lease.key }), location)
     const jurisdiction = lease.placement?.jurisdiction
     return stubOf(
-      namespace,
+      lessors(namespace),
       jurisdiction ? { id: rule.id, placement: { jurisdiction } } : { id: rule.id },
       name
     )
@@ -119,14 +126,35 @@ export function locationUpstream(
   }
 }
 
-/** A call within the timeout, retried once when the runtime says it is safe. */
+/** The first wait before a reservation the lessor refused as overloaded is asked again (ms). */
+const OVERLOAD_BACKOFF_MS = 25
+
+/**
+ * A call within the timeout, retried once when the runtime says it is safe, and after a wait
+ * when the lessor answers overloaded (the call was refused before it ran: asking again charges
+ * nothing twice). The waits double, each at a point of its own for this lessee, so lessees that
+ * all found a cold root busy come back spread out rather than together.
+ */
 function timed<T>(options: CallOptions, lease: LeaseKey, send: () => Promise<T>): Promise<T> {
-  return withTimeout(
-    withRetry(() => counted(options.stats, lease.ruleId, send)),
-    options.timeoutMs
-  ).catch((error: unknown) => {
+  const deadlineMs = Date.now() + options.timeoutMs
+  const attempt = async (tries: number): Promise<T> => {
+    try {
+      return await withRetry(() => counted(options.stats, lease.ruleId, send))
+    } catch (error) {
+      const waitMs =
+        OVERLOAD_BACKOFF_MS * 2 ** tries * (0.5 + spreadOf(`${options.lessee}#${tries}`))
+      if (!isOverloaded(error) || Date.now() + waitMs >= deadlineMs) throw error
+      await new Promise((resolve) => setTimeout(resolve, waitMs))
+      return attempt(tries + 1)
+    }
+  }
+  return withTimeout(attempt(0), options.timeoutMs).catch((error: unknown) => {
     throw unavailableOf(error)
   })
+}
+
+function isOverloaded(error: unknown): boolean {
+  return (error as { overloaded?: unknown } | null)?.overloaded === true
 }
 
 /** A call whose failure is only logged. */

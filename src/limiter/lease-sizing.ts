@@ -70,24 +70,43 @@ const BATCH_HORIZONS = 1.5
  * The units to hold: the demand over one and a half horizons (less when the window ends
  * sooner), at most {@link batchCap}; 0 for a key whose demand is under a unit over that time (it
  * reserves each request's cost when it comes, and holds nothing). Refilled at half a horizon's
- * demand ({@link refillBelow}), a lessee calls about once per horizon.
+ * demand (see {@link refillPlan}), a lessee calls about once per horizon.
+ *
+ * Near a window's end a batch is the demand to the end times `endMargin`: with a margin, a
+ * lessee rarely runs out just before the end (and calls on demand), and a few units left at the
+ * end are all it costs; on a scarce key, whose demand exceeds what there is, a margin would only
+ * be units lost at the end.
  *
  * @param policy - a leasable policy
  * @param ratePerMs - units demanded per ms lately, if known
  * @param horizonMs - the lessor's horizon
  * @param nowMs - the lessee's clock
+ * @param endMargin - the batch near a window's end, in demands to the end
  */
 export function batchSize(
   policy: LeasablePolicy,
   ratePerMs: number | undefined,
   horizonMs: number,
-  nowMs: number
+  nowMs: number,
+  endMargin = END_MARGIN
 ): number {
   const leftMs = isWindowed(policy) ? windowOf(policy, nowMs) + policy.periodMs - nowMs : horizonMs
-  // Near a window's end, what it has left and a quarter more: a lessee that runs out just
-  // before the end calls on demand, and a few units left at the end are all it costs.
-  const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, END_MARGIN * leftMs)
+  const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, endMargin * leftMs)
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
+}
+
+/** What a lessee knows that sizes its refills. */
+export interface LesseeState {
+  /** Units demanded per ms lately. */
+  ratePerMs: number
+  /** The lessor's horizon (ms). */
+  horizonMs: number
+  /** The last round trip to the lessor (ms). */
+  roundTripMs: number
+  /** Where in a horizon this lessee asks ahead on its own, in `[0, 1)` ({@link spreadOf}). */
+  spread: number
+  /** Whether the lessor said lately that the key is scarce. */
+  scarce: boolean
 }
 
 /** What a lessee's demand and its lessor's pacing call for now. */
@@ -121,21 +140,12 @@ export interface RefillPlan {
  * over a horizon rather than all at the end.
  *
  * @param policy - a leasable policy
- * @param ratePerMs - units demanded per ms lately
- * @param horizonMs - the lessor's horizon
- * @param roundTripMs - the last round trip to the lessor
- * @param spread - where in the horizon this lessee asks ahead on its own
+ * @param lessee - its demand, its lessor's horizon and how far it is
  * @param nowMs - the lessee's clock
  */
-export function refillPlan(
-  policy: LeasablePolicy,
-  ratePerMs: number,
-  horizonMs: number,
-  roundTripMs: number,
-  spread: number,
-  nowMs: number
-): RefillPlan {
-  const batch = batchSize(policy, ratePerMs, horizonMs, nowMs)
+export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: number): RefillPlan {
+  const { ratePerMs, horizonMs, roundTripMs, spread } = lessee
+  const batch = batchSize(policy, ratePerMs, horizonMs, nowMs, lessee.scarce ? 1 : END_MARGIN)
   const lead = 2 * roundTripMs + REFILL_MARGIN_MS
   const below = Math.min(ratePerMs * Math.max(horizonMs / 2, lead), batch / 2)
   if (!isWindowed(policy))

@@ -18,7 +18,7 @@
  */
 import { isLeasable, type LeasablePolicy } from '../algorithms/reserve'
 import type { Decision } from '../types'
-import type { ChargeCall, ChargeResult, LimiterNamespace } from './charge-call'
+import type { ChargeCall, ChargeResult } from './charge-call'
 import {
   addLot,
   allowedFrom,
@@ -35,7 +35,14 @@ import {
   type Pending,
 } from './key-lease'
 import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
-import { DEFAULT_HORIZON_MS, refillPlan, samePolicy, spreadOf } from './lease-sizing'
+import {
+  DEFAULT_HORIZON_MS,
+  refillPlan,
+  samePolicy,
+  spreadOf,
+  type LesseeState,
+} from './lease-sizing'
+import type { ObjectNamespace } from './object-name'
 import type { Reservation } from './reservation'
 import { unavailableOf } from './rpc'
 import { clientStats, type ClientStats } from './stats'
@@ -121,7 +128,7 @@ export class LeaseBook {
    * @throws {LimiterUnavailableError} when the key fails closed
    */
   async charge(
-    namespace: LimiterNamespace,
+    namespace: ObjectNamespace,
     call: ChargeCall,
     timeoutMs: number
   ): Promise<ChargeResult> {
@@ -318,6 +325,7 @@ export class LeaseBook {
       horizonMs: DEFAULT_HORIZON_MS,
       roundTripMs: 0,
       quietUntilMs: 0,
+      scarce: false,
       lastUsedMs: nowMs,
       waiting: 0,
     }
@@ -339,9 +347,8 @@ export class LeaseBook {
    */
   #reserve(lease: KeyLease, nowMs: number, demand: number, need: number): Pending {
     measureRate(lease, nowMs)
-    const { policy, horizonMs, roundTripMs } = lease
-    const rate = lease.rate ?? lease.provisionalRate ?? 0
-    const plan = refillPlan(policy, rate, horizonMs, roundTripMs, this.#spread, nowMs)
+    const { policy } = lease
+    const plan = refillPlan(policy, this.#lessee(lease), nowMs)
     const held = heldNow(lease, nowMs)
     const topUp = plan.refillBelow > 0 ? plan.batch : 0
     const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
@@ -370,6 +377,7 @@ export class LeaseBook {
     lease.snapshot = reservation.decision
     lease.horizonMs = reservation.horizonMs
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
+    lease.scarce = reservation.scarce
     if (reservation.scarce) lease.quietUntilMs = nowMs + reservation.horizonMs
     for (const lot of lotsOf(reservation)) addLot(lease, lot)
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
@@ -383,8 +391,8 @@ export class LeaseBook {
    */
   #refillAhead(lease: KeyLease, nowMs: number): void {
     if (lease.pending || lease.rate === undefined) return
-    const { policy, horizonMs, roundTripMs, rate } = lease
-    const plan = refillPlan(policy, rate, horizonMs, roundTripMs, this.#spread, nowMs)
+    const { policy } = lease
+    const plan = refillPlan(policy, this.#lessee(lease), nowMs)
     const held = heldNow(lease, nowMs)
     // Too much held (demand fell, or was overestimated): the excess goes back now, where
     // other lessees can spend it.
@@ -399,6 +407,17 @@ export class LeaseBook {
     const aheadMissing = plan.aheadDue && held.later < plan.nextBatch / 2
     if (!low && !aheadMissing) return
     this.#inBackground(this.#reserve(lease, nowMs, 0, 0).promise)
+  }
+
+  /** What sizes the key's refills. */
+  #lessee(lease: KeyLease): LesseeState {
+    return {
+      ratePerMs: lease.rate ?? lease.provisionalRate ?? 0,
+      horizonMs: lease.horizonMs,
+      roundTripMs: lease.roundTripMs,
+      spread: this.#spread,
+      scarce: lease.scarce,
+    }
   }
 
   /** A denial while the lessor's word that the key is scarce holds. */

@@ -7,12 +7,12 @@
  * the number of locations, not of isolates; the isolates' calls stay in the location.
  */
 import type { LeasablePolicy } from '../algorithms/reserve'
-import type { LimiterNamespace } from './charge-call'
 import type { LeaseKey, Lot } from './key-lease'
 import { rootUpstream, type Upstream } from './lease-calls'
 import { horizonFor, LOCATION_PACING } from './lease-sizing'
 import { LeaseBook, QUIET_MS } from './leases'
 import { Lessees } from './lessees'
+import type { ObjectNamespace } from './object-name'
 import type { LesseeAsk, Reservation } from './reservation'
 import { ClientStats } from './stats'
 
@@ -59,7 +59,7 @@ export class LocationLessor {
    * @throws {LimiterUnavailableError} when the root cannot be reached
    */
   async serve(
-    root: LimiterNamespace,
+    root: ObjectNamespace,
     lease: LeaseKey,
     policy: LeasablePolicy,
     ask: LesseeAsk
@@ -108,7 +108,7 @@ export class LocationLessor {
    * @param policy - its limit
    * @param lot - the units
    */
-  takeBack(root: LimiterNamespace, lease: LeaseKey, policy: LeasablePolicy, lot: Lot): void {
+  takeBack(root: ObjectNamespace, lease: LeaseKey, policy: LeasablePolicy, lot: Lot): void {
     if (!this.#book.takeBack({ ...lease, policy }, lot))
       void this.#root(root).refund(lease, policy, lot)
     this.#watchIdle()
@@ -126,7 +126,7 @@ export class LocationLessor {
     }, QUIET_MS)
   }
 
-  #root(root: LimiterNamespace): Upstream {
+  #root(root: ObjectNamespace): Upstream {
     return rootUpstream(root, {
       stats: this.#stats,
       timeoutMs: LOCATION_TIMEOUT_MS,

@@ -9,7 +9,8 @@
  */
 import type { SlidingWindowPolicy } from '../algorithms'
 import type { FailMode, Placement } from '../types'
-import type { ChargeResult, LimiterNamespace } from './charge-call'
+import type { ChargeResult } from './charge-call'
+import type { LimiterNamespace } from './limiter-namespace'
 import { isolateLeases, type LeaseBook } from './leases'
 
 /**

@@ -4,7 +4,6 @@
  * stub that reaches it.
  */
 import type { Placement } from '../types'
-import type { RateLimiterObject } from './rate-limiter-object'
 
 /** What names an object: the rule (its id and placement) and the limit key. */
 interface ObjectRef {
@@ -48,14 +47,24 @@ export function identity(rule: ObjectRef['rule'], name: string): string {
 }
 
 /**
+ * What of a Durable Object namespace naming a stub takes, whatever its objects' class: a
+ * `DurableObjectNamespace` is one. Code that the objects themselves run (leased quotas' lessees)
+ * reaches other objects of their class through it, without naming the class.
+ */
+export interface ObjectNamespace<Stub = unknown> {
+  getByName(name: string, options?: DurableObjectNamespaceGetDurableObjectOptions): Stub
+  jurisdiction(jurisdiction: DurableObjectJurisdiction): ObjectNamespace<Stub>
+}
+
+/**
  * A stub for the key's object, in the rule's jurisdiction, created near its location hint.
  * A stub per call: the runtime ties a stub to the request that made it, so none is kept.
  */
-export function stubOf(
-  namespace: DurableObjectNamespace<RateLimiterObject>,
+export function stubOf<Stub>(
+  namespace: ObjectNamespace<Stub>,
   rule: ObjectRef['rule'],
   name: string
-) {
+): Stub {
   const placement = rule.placement
   const placed = placement?.jurisdiction
     ? namespace.jurisdiction(placement.jurisdiction)

@@ -20,12 +20,12 @@ import { reserveKey, type LeasablePolicy } from '../algorithms/reserve'
 import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
-import type { LimiterNamespace } from './charge-call'
 import type { LeaseKey, Lot } from './key-lease'
 import { horizonFor, ROOT_PACING } from './lease-sizing'
 import { Lessees } from './lessees'
 import { LocationLessor } from './location-lessor'
-import type { LesseeAsk, Reservation } from './reservation'
+import type { ObjectNamespace } from './object-name'
+import type { Lessor, LesseeAsk, Reservation } from './reservation'
 
 /** The stored record: the algorithm's state plus what it was computed under. */
 interface StoredState {
@@ -57,7 +57,7 @@ const EPOCH_KEY = 'lease-epoch'
  * One instance per limit key (rule id + key values). Reads its state synchronously, runs the
  * algorithm, writes, and arms an alarm that deletes the state once the key has gone idle.
  */
-export class RateLimiterObject extends DurableObject {
+export class RateLimiterObject extends DurableObject implements Lessor {
   /** The alarm this instance has armed, if it knows of one. */
   #alarmAtMs: number | undefined
   /**
@@ -190,10 +190,10 @@ export class RateLimiterObject extends DurableObject {
    * The namespace of the key's root object: this class's own, through the Worker's exports
    * (`ctx.exports`), or the `LIMITER` binding.
    */
-  #rootNamespace(): LimiterNamespace {
-    const exported = (this.ctx as { exports?: { RateLimiterObject?: LimiterNamespace } }).exports
+  #rootNamespace(): ObjectNamespace {
+    const exported = (this.ctx as { exports?: { RateLimiterObject?: ObjectNamespace } }).exports
     const namespace =
-      exported?.RateLimiterObject ?? (this.env as { LIMITER?: LimiterNamespace }).LIMITER
+      exported?.RateLimiterObject ?? (this.env as { LIMITER?: ObjectNamespace }).LIMITER
     if (!namespace)
       throw new Error('leased quotas need RateLimiterObject exported, or bound as LIMITER')
     return namespace

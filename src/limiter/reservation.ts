@@ -4,10 +4,31 @@
  * at every tier (an isolate and its location's object, a location's object and the key's root
  * object). Types only.
  */
-import type { ReserveAsk } from '../algorithms/reserve'
-import type { Decision } from '../types'
+import type { LeasablePolicy, ReserveAsk } from '../algorithms/reserve'
+import type { LotSpan } from '../algorithms/types'
+import type { Decision, Placement } from '../types'
 
 export type { ReserveAsk } from '../algorithms/reserve'
+
+/** The key a lease is for, and where its root object is. */
+export interface LeaseKey {
+  ruleId: string
+  /** Where the rule's objects live, if it says. */
+  placement?: Placement
+  key: string
+}
+
+/**
+ * Units held, all charged in one state (epoch) and spendable from `validFromMs` (a later
+ * window's start, for units charged ahead) until `validUntilMs`.
+ */
+export interface Lot {
+  units: number
+  chargedAtMs: number
+  validFromMs: number
+  validUntilMs: number
+  epoch: string
+}
 
 /** What a lessee sends: its ask, and who it is (its lessor paces its lessees by how many). */
 export interface LesseeAsk extends ReserveAsk {
@@ -42,4 +63,25 @@ export interface Reservation {
   horizonMs: number
   /** The key has less room than was asked for: ask again no sooner than `horizonMs`. */
   scarce: boolean
+}
+
+/**
+ * What a lessor answers over RPC: the key's root object (`reserve`, `refund`) and a key's object
+ * in one location (`sublease`, `subrefund`). `RateLimiterObject` implements it; its callers reach
+ * it through {@link LessorStub}.
+ */
+export interface Lessor {
+  /** As the key's root object: charges units for a lessee (a location's object). */
+  reserve(policy: LeasablePolicy, ask: LesseeAsk): Reservation
+  /** As the key's root object: takes back units a lessee did not spend. */
+  refund(policy: LeasablePolicy, units: number, lot: LotSpan, epoch: string): void
+  /** As a key's object in one location: grants an isolate of the location units. */
+  sublease(lease: LeaseKey, policy: LeasablePolicy, ask: LesseeAsk): Promise<Reservation>
+  /** As a key's object in one location: takes back units an isolate did not spend. */
+  subrefund(lease: LeaseKey, policy: LeasablePolicy, lot: Lot): void
+}
+
+/** A {@link Lessor} as a stub calls it: every answer a promise. */
+export type LessorStub = {
+  [M in keyof Lessor]: (...args: Parameters<Lessor[M]>) => Promise<Awaited<ReturnType<Lessor[M]>>>
 }

@@ -22,7 +22,7 @@
 import { DurableObject } from 'cloudflare:workers'
 import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
 import { reserveKey, type LeasablePolicy } from '../../src/algorithms/reserve'
-import type { LimiterNamespace } from '../../src/limiter/charge-call'
+import type { ObjectNamespace } from '../../src/limiter/object-name'
 import type { LeaseKey } from '../../src/limiter/key-lease'
 import { LocationLessor } from '../../src/limiter/location-lessor'
 import type { LesseeAsk, Reservation } from '../../src/limiter/reservation'
@@ -100,7 +100,7 @@ export class FlakyLimiterObject extends DurableObject {
     if (location.startsWith('overloaded'))
       throw flagged(`flaky location ${location}: overloaded`, { retryable: true, overloaded: true })
     this.#lessor ??= new LocationLessor(this.ctx.id.name ?? '')
-    const root = (this.env as { FLAKY_LIMITER: unknown }).FLAKY_LIMITER as LimiterNamespace
+    const root = (this.env as { FLAKY_LIMITER: unknown }).FLAKY_LIMITER as ObjectNamespace
     return this.#lessor.serve(root, lease, policy, ask)
   }
 
