@@ -175,18 +175,26 @@ export class ObjectServer<T extends object> {
 
   #start(call: Call): void {
     delete call.event
+    const nowMs = this.clock.nowMs
+    const doneMs = nowMs + this.config.serviceMs
+    try {
+      // Built by the call that needs it; what its constructor blocks waits, that call included.
+      this.#instance ??= this.#build()
+    } catch (error) {
+      this.#waiting--
+      call.state = 'running'
+      this.#answer(call, { error: remote(error) }, doneMs, nowMs)
+      return
+    }
     if (this.#blockers > 0) {
       this.#parked.push(call)
       return
     }
-    const nowMs = this.clock.nowMs
     this.#waiting--
     if (!call.internal) this.observer.started(this.name, nowMs - call.arrivedAtMs, nowMs)
     call.state = 'running'
-    const doneMs = nowMs + this.config.serviceMs
     let out: unknown
     try {
-      this.#instance ??= this.#build()
       const method = (this.#instance as Record<string, unknown>)[call.method]
       if (typeof method !== 'function') throw new TypeError(`no method ${call.method}`)
       out = method.apply(this.#instance, call.args)

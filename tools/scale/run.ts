@@ -101,8 +101,9 @@ export async function runScale(
   )
   const restore = clock.install()
   // Errors are made by the thousand when an object is overloaded; their stacks are never read.
-  const stackTraceLimit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
+  const errors = Error as { stackTraceLimit?: number }
+  const stackTraceLimit = errors.stackTraceLimit
+  errors.stackTraceLimit = 0
   const logged = new Map<string, number>()
   const warn = console.warn
   // The limiter logs each fail-open and failed refund: counted, not printed.
@@ -131,7 +132,7 @@ export async function runScale(
     await loop(clock, arrivals, fleet, metrics, request, drain, START_MS + durationMs + TAIL_MS)
   } finally {
     console.warn = warn
-    Error.stackTraceLimit = stackTraceLimit
+    errors.stackTraceLimit = stackTraceLimit
     restore()
   }
   metrics.judge.flush(Number.POSITIVE_INFINITY)

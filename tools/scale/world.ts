@@ -10,7 +10,7 @@
  * circle, and 2 ms of switching and in-location hops, rounded to whole ms. Bozkurt et al.,
  * "Dissecting Latency in the Internet's Fiber Infrastructure" (2018, arXiv:1811.10737) measure
  * the public Internet at 2.1 × line-of-sight over fibre speed and the shortest conduit paths at
- * 1.3; a CDN's own backbone sits between. London–New York comes out at 42 ms one way.
+ * 1.3; a CDN's own backbone sits between. London–New York comes out at 44 ms one way.
  */
 import type { LocationHint } from '../../src/types'
 import { stream } from './random'
