@@ -4,9 +4,11 @@
  * of decision time (an object's decision reaches its isolate a network delay later), so they are
  * held per millisecond and judged in time order once no earlier one can still come (`flush`).
  * At each millisecond the admissions are charged to the exact limit first (over-admissions are
- * those that do not fit), then each denial is checked: one that would have fit is an early
- * denial. Beside it, an ideal limiter fed every request as it arrives says what the limit would
- * have admitted.
+ * those that do not fit). Then the denials: a second exact limit, charged with every admission
+ * and with every early denial, says which were early: a denial that fits in it would have been
+ * admitted, and takes its room, so that room left in a window is counted once, not again at
+ * every later denial. Beside them, an ideal limiter fed every request as it arrives says what
+ * the limit would have admitted.
  */
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { oracleFor, type Oracle } from './oracle'
@@ -14,6 +16,8 @@ import { oracleFor, type Oracle } from './oracle'
 /** Counts by second (or by 100 ms, `admittedPerTick`) from the start of the run. */
 export class Judge {
   readonly #oracle: Oracle
+  /** The exact limit charged with admissions and early denials. */
+  readonly #shadow: Oracle
   readonly #ideal: Oracle
   readonly #startMs: number
   readonly #periodMs: number
@@ -42,6 +46,7 @@ export class Judge {
    */
   constructor(policy: LeasablePolicy, startMs: number, spanMs: number) {
     this.#oracle = oracleFor(policy)
+    this.#shadow = oracleFor(policy)
     this.#ideal = oracleFor(policy)
     this.#startMs = startMs
     this.#periodMs = policy.periodMs
@@ -104,14 +109,16 @@ export class Judge {
     const deniedOnes = this.#deniedOnes[ms]!
     this.deniedPerSecond[second]! += deniedOnes + (other?.denied.length ?? 0)
     // A denial at an instant is judged after every admission of that instant.
-    if (deniedOnes > 0)
-      this.earlyPerSecond[second]! += Math.min(deniedOnes, this.#oracle.room(atMs))
+    const early = deniedOnes > 0 ? Math.min(deniedOnes, this.#shadow.room(atMs)) : 0
+    for (let i = 0; i < early; i++) this.#shadow.admit(atMs, 1)
+    this.earlyPerSecond[second]! += early
     for (const cost of other?.denied ?? [])
-      if (this.#oracle.fits(atMs, cost)) this.earlyPerSecond[second]!++
+      if (this.#shadow.admit(atMs, cost)) this.earlyPerSecond[second]!++
     this.#others.delete(ms)
   }
 
   #admit(atMs: number, second: number, cost: number): void {
+    this.#shadow.admit(atMs, cost)
     if (!this.#oracle.admit(atMs, cost)) {
       this.overAdmitted++
       this.overAdmittedPerSecond[second]!++

@@ -64,13 +64,16 @@ describe('the judge', () => {
     expect(judge.late).toBe(0)
   })
 
-  it('counts a denial early only while the exact limit had room, and at most that room', () => {
+  it('counts a denial early only while the exact limit had room, and that room once', () => {
     const judge = new Judge(policy, T0, 5_000)
     for (let i = 0; i < 8; i++) judge.admitted(T0 + 100, 1)
     for (let i = 0; i < 5; i++) judge.denied(T0 + 200, 1)
+    // Later denials in the same window find the room taken by the early ones.
+    for (let i = 0; i < 5; i++) judge.denied(T0 + 300 + i, 1)
     judge.flush(Number.POSITIVE_INFINITY)
     expect(judge.earlyPerSecond[0]).toBe(2)
-    expect(judge.deniedPerSecond[0]).toBe(5)
+    expect(judge.deniedPerSecond[0]).toBe(10)
+    expect(judge.overAdmitted).toBe(0)
   })
 
   it('says what an exact limiter would have admitted of the arrivals', () => {
