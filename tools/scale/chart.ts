@@ -32,12 +32,13 @@ export function scaleChartSvg(s: Summary, rows: readonly SecondRow[]): string {
   const seconds = rows.length
   const plot = 110
   const pitch = plot + 58
-  const tops = [0, 1, 2, 3, 4].map((i) => 120 + i * pitch)
+  const tops = [0, 1, 2, 3, 4].map((i) => 136 + i * pitch)
   const pick = (field: keyof SecondRow, scale = 1) =>
     perSecondPoints(rows.map((row) => Number(row[field] ?? 0) * scale))
   const step = (extra: object = {}) => ({ step: 'end', ...extra })
   // The soft limit is drawn when the object's load comes anywhere near it.
-  const busy = Math.max(...rows.map((row) => row.rootCalls)) >= SOFT_LIMIT / 4
+  const calls = Math.max(...rows.map((row) => row.rootCalls))
+  const busy = calls >= SOFT_LIMIT / 4
   const panels = [
     'Requests per second',
     `The key's object: calls reaching it per second (dashed, when near: the soft limit of ${SOFT_LIMIT}/s)`,
@@ -64,7 +65,7 @@ export function scaleChartSvg(s: Summary, rows: readonly SecondRow[]): string {
         ...tops.map((top, i) => panelTitle(panels[i]!, top)),
       ],
       legend: {
-        top: 58,
+        top: 74,
         left: LEFT - 10,
         right: RIGHT,
         data: [
@@ -88,9 +89,8 @@ export function scaleChartSvg(s: Summary, rows: readonly SecondRow[]): string {
         gridIndex: i,
         splitNumber: 3,
         ...(i === 3 ? { min: 0, max: 100 } : {}),
-        ...(i === 1 && busy
-          ? { max: (v: { max: number }) => Math.max(v.max, SOFT_LIMIT * 1.2) }
-          : {}),
+        // Room for the soft limit's line when the calls stay under it; a round top above it.
+        ...(i === 1 && busy ? { max: roundUp(Math.max(calls, SOFT_LIMIT * 1.2)) } : {}),
       })),
       series: [
         line('arrived', pick('demand'), COLOR.requested, 0, step({ lineStyle: { width: 1 } })),
@@ -113,14 +113,22 @@ export function scaleChartSvg(s: Summary, rows: readonly SecondRow[]): string {
   )
 }
 
+/** The next multiple of the leading digit's power of ten: 28,085 → 30,000. */
+function roundUp(value: number): number {
+  const step = 10 ** Math.floor(Math.log10(value))
+  return Math.ceil(value / step) * step
+}
+
 function subtitle(s: Summary): string {
   const pct = (share: number, digits: number) => `${(share * 100).toFixed(digits)} %`
+  const undecided = s.requests > 0 ? s.failedOpen / s.requests : 0
   return (
-    `object ${Math.round(s.objectCallsPerSecond.mean)} calls/s (peak ${s.objectCallsPerSecond.peak}), ` +
-    `${s.overloaded} overloaded · over-admitted ${s.overAdmitted} · ` +
-    `early denials ${pct(s.earlyDenialShare, 4)} · admitted ${pct(s.admittedShare, 1)} of the exact limit · ` +
-    `local ${pct(s.localShare, 1)} · latency p50 ${s.latencyMs.p50} ms, p99 ${s.latencyMs.p99} ms` +
-    (s.recoverySeconds === null ? '' : ` · recovered in ${s.recoverySeconds} s`) +
-    ` · seed ${s.seed}`
+    `the key's object: ${Math.round(s.objectCallsPerSecond.mean)} calls/s (peak ${s.objectCallsPerSecond.peak}), ` +
+    `${s.overloaded} overloaded · let through undecided ${pct(undecided, 1)} · ` +
+    `over-admitted ${s.overAdmitted} · early denials ${pct(s.earlyDenialShare, 4)}\n` +
+    `admitted ${pct(s.admittedShare, 1)} of what the exact limit admits · local ${pct(s.localShare, 1)} · ` +
+    `latency p50 ${s.latencyMs.p50} ms, p99 ${s.latencyMs.p99} ms` +
+    (s.recoverySeconds === null ? '' : ` · back to 99 % ${s.recoverySeconds} s after the shift`) +
+    ` · ${s.seconds} s (the first ${s.warmupSeconds} left out of rates) · seed ${s.seed}`
   )
 }

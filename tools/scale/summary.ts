@@ -17,6 +17,8 @@ export interface Summary {
   locations: number
   demand: number
   seconds: number
+  /** Seconds at the start left out of rates, shares and percentiles. */
+  warmupSeconds: number
   seed: number
   /** Requests that arrived after the warm-up. */
   requests: number
@@ -92,6 +94,7 @@ export function summarise(options: RunOptions, metrics: Metrics, facts: RunFacts
     locations: options.locations,
     demand: options.demand,
     seconds: options.seconds,
+    warmupSeconds: from,
     seed: options.seed,
     requests: total((r) => r.demand),
     objectCallsPerSecond: perSecond((r) => r.rootCalls),
