@@ -1,0 +1,97 @@
+/**
+ * @module tools/scale/fleet
+ * The isolates: spread over locations in proportion to traffic (at least one per location that
+ * has any), each with its own limiter client; a request goes to one of its location's isolates at
+ * random. With churn, each isolate lives an exponentially distributed time and is replaced by a
+ * cold one where traffic is then (at the same location when it was the last one there). A dead
+ * isolate's client is dropped as it is: nothing it holds is handed back.
+ */
+import type { LimiterClient } from './limiter-adapter'
+import { AliasTable, exponential, type Random } from './random'
+import type { VirtualClock } from './virtual-time'
+import { shares } from './world'
+
+/** One isolate. */
+export interface SimIsolate {
+  readonly id: number
+  readonly location: number
+  readonly client: LimiterClient
+  alive: boolean
+}
+
+/** How the fleet is made and renewed. */
+export interface FleetOptions {
+  clock: VirtualClock
+  /** Isolates alive at any time. */
+  count: number
+  /** Mean lifetime (ms); `Infinity`: no churn. */
+  meanLifeMs: number
+  random: Random
+  /** Traffic per location now (where new isolates start). */
+  weights: () => readonly number[]
+  /** A new, cold client at a location. */
+  makeClient: (location: number) => LimiterClient
+}
+
+/** The isolates alive, by location. */
+export class Fleet {
+  readonly #byLocation: SimIsolate[][]
+  readonly #options: FleetOptions
+  #nextId = 0
+  /** Isolates started after the first ones (churn). */
+  born = 0
+
+  /** @param options - size, churn and how to make a client */
+  constructor(options: FleetOptions) {
+    this.#options = options
+    const weights = options.weights()
+    this.#byLocation = weights.map(() => [])
+    shares(weights, options.count, 1).forEach((n, location) => {
+      for (let i = 0; i < n; i++) this.#start(location)
+    })
+  }
+
+  /** Isolates alive at each location. */
+  counts(): number[] {
+    return this.#byLocation.map((isolates) => isolates.length)
+  }
+
+  /**
+   * An isolate at `location`, at random.
+   *
+   * @param location - where the request arrived
+   * @throws {Error} when the location has no isolate (the run's weights gave it no traffic)
+   */
+  pick(location: number): SimIsolate {
+    const here = this.#byLocation[location]!
+    const isolate = here[Math.floor(this.#options.random() * here.length)]
+    if (!isolate) throw new Error(`no isolate at location ${location}`)
+    return isolate
+  }
+
+  #start(location: number): void {
+    const { clock, meanLifeMs, random, makeClient } = this.#options
+    const isolate: SimIsolate = {
+      id: this.#nextId++,
+      location,
+      client: makeClient(location),
+      alive: true,
+    }
+    this.#byLocation[location]!.push(isolate)
+    if (Number.isFinite(meanLifeMs))
+      clock.after(Math.max(1, exponential(random, meanLifeMs)), () => this.#die(isolate))
+  }
+
+  #die(isolate: SimIsolate): void {
+    const here = this.#byLocation[isolate.location]!
+    here.splice(here.indexOf(isolate), 1)
+    isolate.alive = false
+    const weights = this.#options.weights()
+    const location =
+      here.length === 0 && weights[isolate.location]! > 0
+        ? isolate.location
+        : new AliasTable(weights).draw(this.#options.random)
+    this.born++
+    this.#start(location)
+  }
+}

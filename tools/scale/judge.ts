@@ -1,0 +1,146 @@
+/**
+ * @module tools/scale/judge
+ * Holds the run against exact limits. Decisions arrive as the isolates take them, not in order
+ * of decision time (an object's decision reaches its isolate a network delay later), so they are
+ * held per millisecond and judged in time order once no earlier one can still come (`flush`).
+ * At each millisecond the admissions are charged to the exact limit first (over-admissions are
+ * those that do not fit). Then the denials: a second exact limit, charged with every admission
+ * and with every early denial, says which were early: a denial that fits in it would have been
+ * admitted, and takes its room, so that room left in a window is counted once, not again at
+ * every later denial. Beside them, an ideal limiter fed every request as it arrives says what
+ * the limit would have admitted.
+ */
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import { oracleFor, type Oracle } from './oracle'
+
+/** Counts by second (or by 100 ms, `admittedPerTick`) from the start of the run. */
+export class Judge {
+  readonly #oracle: Oracle
+  /** The exact limit charged with admissions and early denials. */
+  readonly #shadow: Oracle
+  readonly #ideal: Oracle
+  readonly #startMs: number
+  readonly #periodMs: number
+  readonly #admittedOnes: Int32Array
+  readonly #deniedOnes: Int32Array
+  readonly #others = new Map<number, { admitted: number[]; denied: number[] }>()
+  #flushedMs = 0
+  readonly #windows = new Map<number, number>()
+
+  /** Admissions the exact limit refuses. */
+  overAdmitted = 0
+  /** Decisions that came after their millisecond was judged (judged at the first open one). */
+  late = 0
+  readonly overAdmittedPerSecond: Int32Array
+  readonly earlyPerSecond: Int32Array
+  readonly admittedPerSecond: Int32Array
+  readonly deniedPerSecond: Int32Array
+  readonly idealPerSecond: Int32Array
+  /** Admitted per 100 ms (for the recovery after a shift). */
+  readonly admittedPerTick: Int32Array
+
+  /**
+   * @param policy - the limit
+   * @param startMs - the run's first instant
+   * @param spanMs - how long decisions may be taken (the run and its tail)
+   */
+  constructor(policy: LeasablePolicy, startMs: number, spanMs: number) {
+    this.#oracle = oracleFor(policy)
+    this.#shadow = oracleFor(policy)
+    this.#ideal = oracleFor(policy)
+    this.#startMs = startMs
+    this.#periodMs = policy.periodMs
+    this.#admittedOnes = new Int32Array(spanMs)
+    this.#deniedOnes = new Int32Array(spanMs)
+    const seconds = Math.ceil(spanMs / 1000)
+    this.overAdmittedPerSecond = new Int32Array(seconds)
+    this.earlyPerSecond = new Int32Array(seconds)
+    this.admittedPerSecond = new Int32Array(seconds)
+    this.deniedPerSecond = new Int32Array(seconds)
+    this.idealPerSecond = new Int32Array(seconds)
+    this.admittedPerTick = new Int32Array(seconds * 10)
+  }
+
+  /** A request arrived (fed to the ideal limiter at once: arrivals come in order). */
+  arrived(atMs: number, cost: number): void {
+    if (this.#ideal.admit(atMs, cost)) this.idealPerSecond[this.#second(atMs)]! += 1
+  }
+
+  /** A request was let through, decided at `atMs`. */
+  admitted(atMs: number, cost: number): void {
+    const ms = this.#slot(atMs)
+    if (cost === 1) this.#admittedOnes[ms]!++
+    else this.#othersAt(ms).admitted.push(cost)
+  }
+
+  /** A request was refused, decided at `atMs`. */
+  denied(atMs: number, cost: number): void {
+    const ms = this.#slot(atMs)
+    if (cost === 1) this.#deniedOnes[ms]!++
+    else this.#othersAt(ms).denied.push(cost)
+  }
+
+  /**
+   * Judges every millisecond before `beforeMs`.
+   *
+   * @param beforeMs - an instant no decision older than which can still come
+   */
+  flush(beforeMs: number): void {
+    const end = Math.min(this.#admittedOnes.length, beforeMs - this.#startMs)
+    for (let ms = this.#flushedMs; ms < end; ms++) this.#judge(ms)
+    this.#flushedMs = Math.max(this.#flushedMs, end)
+  }
+
+  /** The fullest aligned window's admitted units. */
+  fullestWindow(): number {
+    return Math.max(0, ...this.#windows.values())
+  }
+
+  #judge(ms: number): void {
+    const atMs = this.#startMs + ms
+    const second = Math.floor(ms / 1000)
+    const other = this.#others.get(ms)
+    const ones = this.#admittedOnes[ms]!
+    for (let i = 0; i < ones; i++) this.#admit(atMs, second, 1)
+    for (const cost of other?.admitted ?? []) this.#admit(atMs, second, cost)
+    const admitted = ones + (other?.admitted.length ?? 0)
+    this.admittedPerSecond[second]! += admitted
+    this.admittedPerTick[Math.floor(ms / 100)]! += admitted
+    const deniedOnes = this.#deniedOnes[ms]!
+    this.deniedPerSecond[second]! += deniedOnes + (other?.denied.length ?? 0)
+    // A denial at an instant is judged after every admission of that instant.
+    const early = deniedOnes > 0 ? Math.min(deniedOnes, this.#shadow.room(atMs)) : 0
+    for (let i = 0; i < early; i++) this.#shadow.admit(atMs, 1)
+    this.earlyPerSecond[second]! += early
+    for (const cost of other?.denied ?? [])
+      if (this.#shadow.admit(atMs, cost)) this.earlyPerSecond[second]!++
+    this.#others.delete(ms)
+  }
+
+  #admit(atMs: number, second: number, cost: number): void {
+    this.#shadow.admit(atMs, cost)
+    if (!this.#oracle.admit(atMs, cost)) {
+      this.overAdmitted++
+      this.overAdmittedPerSecond[second]!++
+    }
+    const window = Math.floor(atMs / this.#periodMs)
+    this.#windows.set(window, (this.#windows.get(window) ?? 0) + cost)
+  }
+
+  #slot(atMs: number): number {
+    const ms = Math.min(this.#admittedOnes.length - 1, atMs - this.#startMs)
+    if (ms >= this.#flushedMs) return ms
+    this.late++
+    return this.#flushedMs
+  }
+
+  #second(atMs: number): number {
+    return Math.min(this.idealPerSecond.length - 1, Math.floor((atMs - this.#startMs) / 1000))
+  }
+
+  #othersAt(ms: number) {
+    let other = this.#others.get(ms)
+    if (!other) this.#others.set(ms, (other = { admitted: [], denied: [] }))
+    return other
+  }
+}

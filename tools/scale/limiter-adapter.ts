@@ -1,0 +1,143 @@
+/**
+ * @module tools/scale/limiter-adapter
+ * Everything the scale simulator knows about how the limiter is called, in one place: the object
+ * class the namespace runs, the client state one isolate keeps, how a request is decided, and
+ * which object is the key's root. A change of design (new object names, a tier of objects per
+ * location, new methods) changes this file and nothing else in `tools/scale/`.
+ *
+ * Today's design: `leased` runs `LeaseBook` (one per isolate) against the key's
+ * `RateLimiterObject`; `exact` runs `charge()` with a `LimiterIsolate` per isolate (coalescing
+ * and the block cache included).
+ */
+import { DEFAULT_SETTINGS } from '../../src/http/settings'
+import { charge, type ChargeCall, type ChargeResult } from '../../src/limiter/client'
+import { LimiterIsolate } from '../../src/limiter/isolate'
+import { LeaseBook } from '../../src/limiter/leases'
+import type { LimiterNamespace } from '../../src/limiter/charge-call'
+import { nameOf } from '../../src/limiter/object-name'
+import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
+import { ClientStats, type DecidedBy } from '../../src/limiter/stats'
+import { servedAtMs } from './object-server'
+import type { NamespaceView } from './namespace'
+
+/** The class every simulated object runs. */
+export const OBJECT_CLASS = RateLimiterObject
+
+/** How requests are decided. */
+export type Mode = 'exact' | 'leased'
+
+/** What the simulator tells the adapter about one isolate. */
+export interface IsolateSeat {
+  /** The isolate's location (an index into the world's locations). */
+  readonly location: number
+  /** The location's name, as `request.cf.colo` would give it. */
+  readonly colo: string
+  /** The `LIMITER` binding as this isolate sees it: calls pay the delay from its location. */
+  readonly namespace: NamespaceView
+}
+
+/** One request for one key: what a rule's check carries. */
+export type SimRequest = Pick<ChargeCall, 'rule' | 'key' | 'policy' | 'cost' | 'failMode'>
+
+/** What became of a request. */
+export interface Verdict {
+  /** Let through (admitted, or failed open). */
+  allowed: boolean
+  /** Decided by the limiter (`false`: it failed open or closed). */
+  enforced: boolean
+  /** Decided in the isolate without an awaited call to an object. */
+  local: boolean
+  /** When the decision was taken, if not when the isolate got it (an object's decision). */
+  decidedAtMs?: number
+}
+
+/** One isolate's limiter client. */
+export interface LimiterClient {
+  /**
+   * Decides a request: a {@link Verdict} at once when the isolate decided without awaiting
+   * anything, a promise otherwise.
+   */
+  decide(request: SimRequest): Verdict | Promise<Verdict>
+}
+
+/** The client of one isolate: its own state, its view of the namespace. */
+export function limiterClient(
+  seat: IsolateSeat,
+  mode: Mode,
+  timeoutMs = DEFAULT_SETTINGS.limiterTimeoutMs
+): LimiterClient {
+  const namespace = seat.namespace as unknown as LimiterNamespace
+  const stats = new SeatStats(0)
+  if (mode === 'exact') {
+    const isolate = new LimiterIsolate({ stats })
+    return {
+      decide: (request) =>
+        charge(namespace, callOf(request, mode), timeoutMs, isolate).then(verdictOf, failedClosed),
+    }
+  }
+  const book = new LeaseBook({ now: () => Date.now(), keepAlive: ignoreFailure, stats })
+  return {
+    decide(request) {
+      stats.by = undefined
+      const result = book.charge(namespace, callOf(request, mode), timeoutMs)
+      // Decided before `charge` returned: the book spent units it held, which only admits.
+      if (stats.by === 'local') return LOCAL_ADMISSION
+      return result.then(verdictOf, failedClosed)
+    },
+  }
+}
+
+/**
+ * The name of the key's root object: the one whose load the simulator reports as the key's.
+ *
+ * @param request - a request for the key
+ */
+export function rootObjectName(request: SimRequest): string {
+  const name = nameOf(request)
+  if (typeof name !== 'string') throw new Error('the simulator uses keys short enough to be names')
+  return name
+}
+
+const LOCAL_ADMISSION: Verdict = Object.freeze({ allowed: true, enforced: true, local: true })
+
+/** Counts nothing but how the last decision was taken. */
+class SeatStats extends ClientStats {
+  by: DecidedBy | undefined
+
+  override call(): (endMs: number) => void {
+    return ignoreFailure
+  }
+
+  override decided(_ruleId: string, by: DecidedBy): void {
+    this.by = by
+  }
+
+  override failedOpen(): void {}
+}
+
+const calls = { exact: new WeakMap<SimRequest, ChargeCall>(), leased: new WeakMap() }
+
+/** The check for a request, made once per request object and mode (the book keeps no copy). */
+function callOf(request: SimRequest, mode: Mode): ChargeCall {
+  let call = calls[mode].get(request)
+  if (!call) calls[mode].set(request, (call = { ...request, consistency: mode }))
+  return call
+}
+
+function verdictOf(result: ChargeResult): Verdict {
+  if (!result.enforced) return { allowed: true, enforced: false, local: false }
+  const decidedAtMs = servedAtMs(result.decision)
+  return {
+    allowed: result.decision.allowed,
+    enforced: true,
+    local: result.local === true,
+    ...(decidedAtMs === undefined ? {} : { decidedAtMs }),
+  }
+}
+
+/** A key that fails closed throws: the request is refused, undecided. */
+function failedClosed(): Verdict {
+  return { allowed: false, enforced: false, local: false }
+}
+
+function ignoreFailure(): void {}

@@ -1,0 +1,176 @@
+/**
+ * @module tools/scale/metrics
+ * What a run measures, second by second: demand, decisions (latency from arrival to decision,
+ * whether the isolate decided alone, failures), the key's root object's calls, queue waits and
+ * overloads (and every object's calls together), and the {@link Judge}'s verdicts on admissions.
+ * Seconds count from the run's start; a decision counts in the second the isolate took it.
+ */
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import { Histogram } from './histogram'
+import { Judge } from './judge'
+import type { Verdict } from './limiter-adapter'
+import type { ServerObserver } from './object-server'
+
+/** One second of a run (the CSV's row). */
+export interface SecondRow {
+  second: number
+  /** Requests that arrived. */
+  demand: number
+  admitted: number
+  denied: number
+  /** Denied while the exact limit had room. */
+  earlyDenied: number
+  overAdmitted: number
+  /** What an exact limiter fed the same arrivals would have admitted. */
+  idealAdmitted: number
+  /** Calls that reached the key's root object. */
+  rootCalls: number
+  /** Calls that reached any object. */
+  allCalls: number
+  /** The root object's "overloaded" answers. */
+  overloaded: number
+  queueWaitP99Ms: number | null
+  latencyP99Ms: number | null
+  /** Share of decisions taken in the isolate with no awaited call. */
+  localShare: number | null
+  /** Requests let through undecided (the limiter failed open). */
+  failedOpen: number
+}
+
+const MAX_LATENCY_MS = 10_000
+const MAX_WAIT_MS = 1023
+
+/** The run's counters. */
+export class Metrics implements ServerObserver {
+  readonly judge: Judge
+  readonly #startMs: number
+  readonly #seconds: number
+  readonly #root: string
+  readonly #demand: Int32Array
+  readonly #decided: Int32Array
+  readonly #local: Int32Array
+  readonly #failedOpen: Int32Array
+  readonly #rootCalls: Int32Array
+  readonly #allCalls: Int32Array
+  readonly #overloaded: Int32Array
+  readonly #latency: Histogram
+  readonly #wait: Histogram
+
+  /**
+   * @param policy - the limit
+   * @param startMs - the run's first instant
+   * @param spanMs - the run and its tail (decisions may come until its end)
+   * @param rootName - the key's root object
+   */
+  constructor(policy: LeasablePolicy, startMs: number, spanMs: number, rootName: string) {
+    this.judge = new Judge(policy, startMs, spanMs)
+    this.#startMs = startMs
+    this.#seconds = Math.ceil(spanMs / 1000)
+    this.#root = rootName
+    const counts = () => new Int32Array(this.#seconds)
+    this.#demand = counts()
+    this.#decided = counts()
+    this.#local = counts()
+    this.#failedOpen = counts()
+    this.#rootCalls = counts()
+    this.#allCalls = counts()
+    this.#overloaded = counts()
+    this.#latency = new Histogram(MAX_LATENCY_MS, this.#seconds)
+    this.#wait = new Histogram(MAX_WAIT_MS, this.#seconds)
+  }
+
+  /** A request arrived. */
+  request(atMs: number, cost: number): void {
+    this.#demand[this.#second(atMs)]!++
+    this.judge.arrived(atMs, cost)
+  }
+
+  /**
+   * A request was decided.
+   *
+   * @param arrivedAtMs - when it arrived
+   * @param cost - its cost
+   * @param verdict - what the limiter said
+   * @param nowMs - when its isolate had the answer
+   */
+  decided(arrivedAtMs: number, cost: number, verdict: Verdict, nowMs: number): void {
+    const second = this.#second(nowMs)
+    this.#decided[second]!++
+    if (verdict.local) this.#local[second]!++
+    if (!verdict.enforced && verdict.allowed) this.#failedOpen[second]!++
+    this.#latency.add(nowMs - arrivedAtMs, second)
+    const atMs = verdict.decidedAtMs ?? nowMs
+    if (verdict.allowed) this.judge.admitted(atMs, cost)
+    else this.judge.denied(atMs, cost)
+  }
+
+  arrived(name: string, atMs: number): void {
+    const second = this.#second(atMs)
+    this.#allCalls[second]!++
+    if (name === this.#root) this.#rootCalls[second]!++
+  }
+
+  overloaded(name: string, atMs: number): void {
+    if (name === this.#root) this.#overloaded[this.#second(atMs)]!++
+  }
+
+  started(name: string, waitMs: number, atMs: number): void {
+    if (name === this.#root) this.#wait.add(waitMs, this.#second(atMs))
+  }
+
+  /**
+   * Latency from arrival to decision over seconds `[from, to)`.
+   *
+   * @param q - the quantile
+   * @param from - first second
+   * @param to - past the last
+   */
+  latencyMs(q: number, from: number, to: number): number | null {
+    return this.#latency.quantile(q, from, to)
+  }
+
+  /** The root object's queue wait over seconds `[from, to)`. */
+  queueWaitMs(q: number, from: number, to: number): number | null {
+    return this.#wait.quantile(q, from, to)
+  }
+
+  /**
+   * The first `seconds` seconds, one row each.
+   *
+   * @param seconds - how many
+   */
+  rows(seconds: number): SecondRow[] {
+    const j = this.judge
+    return Array.from({ length: seconds }, (_, s) => ({
+      second: s,
+      demand: this.#demand[s]!,
+      admitted: j.admittedPerSecond[s]!,
+      denied: j.deniedPerSecond[s]!,
+      earlyDenied: j.earlyPerSecond[s]!,
+      overAdmitted: j.overAdmittedPerSecond[s]!,
+      idealAdmitted: j.idealPerSecond[s]!,
+      rootCalls: this.#rootCalls[s]!,
+      allCalls: this.#allCalls[s]!,
+      overloaded: this.#overloaded[s]!,
+      queueWaitP99Ms: this.#wait.quantile(0.99, s),
+      latencyP99Ms: this.#latency.quantile(0.99, s),
+      localShare: this.#decided[s]! > 0 ? this.#local[s]! / this.#decided[s]! : null,
+      failedOpen: this.#failedOpen[s]!,
+    }))
+  }
+
+  /** Decisions and local decisions over seconds `[from, to)`. */
+  decisions(from: number, to: number): { decided: number; local: number } {
+    let decided = 0
+    let local = 0
+    for (let s = from; s < to; s++) {
+      decided += this.#decided[s]!
+      local += this.#local[s]!
+    }
+    return { decided, local }
+  }
+
+  #second(atMs: number): number {
+    return Math.min(this.#seconds - 1, Math.max(0, Math.floor((atMs - this.#startMs) / 1000)))
+  }
+}

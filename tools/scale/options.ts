@@ -1,0 +1,205 @@
+/**
+ * @module tools/scale/options
+ * The scale simulator's command line. Flags that take a list (comma-separated) run every
+ * combination, one run each. Parsed by hand, so that the tests can read it in workerd too.
+ */
+import type { FailMode } from '../../src/types'
+import type { Mode } from './limiter-adapter'
+import type { RunOptions } from './run'
+import {
+  ALGORITHMS,
+  DEFAULT_DEMAND,
+  SCENARIOS,
+  type AlgorithmName,
+  type ScenarioName,
+} from './scenarios'
+
+/** The help text: one line per option. */
+export const USAGE = `usage: npm run simulate:scale -- [options]     (lists: a,b,c run every combination)
+
+  --scenario <names>    ${Object.keys(SCENARIOS).join(', ')} (default steady)
+  --mode <names>        leased or exact (default leased)
+  --algorithm <names>   ${ALGORITHMS.join(', ')} (default sliding-window)
+  --isolates <counts>   isolates alive at once (default 3000)
+  --locations <n>       locations (default: the isolates, at most 300)
+  --demand <x>          demand as a multiple of the limit's rate (default 1; shift 1.1)
+  --seconds <n>         virtual seconds (default 180)
+  --seed <n>            seeds traffic and churn (default 1)
+  --service-ms <ms>     time one call occupies an object (default 1)
+  --queue-bound <n>     calls that may wait at an object before "overloaded" (default 100)
+  --isolate-life <s>    mean isolate lifetime, 0 for no churn (default 300)
+  --restart-ms <ms>     how long a restarting object is unavailable (default 200)
+  --warmup <s>          seconds left out of rates, shares and percentiles (default 10)
+  --fail-mode <mode>    open or closed: what a request gets when no decision can be had (default open)
+  --out <dir>           write a CSV and an SVG chart per run there
+  --json                print one JSON object per run instead of the table
+  --check               CI's short form: two short runs that fail on any over-admission
+  --help                print this
+
+Exit status: 0, or 1 when a run admitted more than the exact limit allows, 2 for a bad flag.`
+
+/** A problem with the command line: exit 2. */
+export class UsageError extends Error {}
+
+/** What the command line asked for. */
+export interface Command {
+  runs: RunOptions[]
+  json: boolean
+  out?: string
+  help: boolean
+}
+
+/**
+ * Reads the flags.
+ *
+ * @param argv - the arguments after the script name
+ * @throws {UsageError} naming the flag, for an unknown flag or a bad value
+ */
+export function readCommand(argv: string[]): Command {
+  const values: Record<string, string | boolean | undefined> = {}
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`)
+    const [flag, inline] = arg.slice(2).split(/=(.*)/s) as [string, string | undefined]
+    if (SWITCHES.has(flag)) {
+      if (inline !== undefined) throw new UsageError(`--${flag} takes no value`)
+      values[flag] = true
+    } else if (VALUE_FLAGS.has(flag)) {
+      const value = inline ?? argv[++i]
+      if (value === undefined || value.startsWith('--'))
+        throw new UsageError(`--${flag} needs a value`)
+      values[flag] = value
+    } else throw new UsageError(`unknown flag --${flag}`)
+  }
+  return command(values)
+}
+
+const VALUE_FLAGS = new Set([
+  'scenario',
+  'mode',
+  'algorithm',
+  'isolates',
+  'locations',
+  'demand',
+  'seconds',
+  'seed',
+  'service-ms',
+  'queue-bound',
+  'isolate-life',
+  'restart-ms',
+  'warmup',
+  'fail-mode',
+  'out',
+])
+const SWITCHES = new Set(['json', 'check', 'help'])
+
+function command(values: Record<string, string | boolean | undefined>): Command {
+  const text = (flag: string) => values[flag] as string | undefined
+  const help = values.help === true
+  const json = values.json === true
+  const out = text('out')
+  if (values.check === true) return { runs: checkRuns(), json, help, ...(out ? { out } : {}) }
+  const scenarios = list('scenario', text('scenario') ?? 'steady', oneOf(Object.keys(SCENARIOS)))
+  const modes = list('mode', text('mode') ?? 'leased', oneOf(['leased', 'exact']))
+  const algorithms = list('algorithm', text('algorithm') ?? 'sliding-window', oneOf(ALGORITHMS))
+  const isolates = list('isolates', text('isolates') ?? '3000', whole(1, 100_000))
+  const demands =
+    text('demand') === undefined
+      ? [undefined]
+      : list('demand', text('demand')!, decimal(0.001, 100))
+  const locations = optional('locations', text('locations'), whole(1, 300))
+  const seconds = whole(1, 3600)('--seconds', text('seconds') ?? '180')
+  const base = {
+    seconds,
+    seed: whole(0, 2 ** 32 - 1)('--seed', text('seed') ?? '1'),
+    serviceMs: decimal(0.001, 1000)('--service-ms', text('service-ms') ?? '1'),
+    queueBound: whole(0, 1_000_000)('--queue-bound', text('queue-bound') ?? '100'),
+    meanLifeS: lifetime(text('isolate-life') ?? '300'),
+    restartMs: whole(0, 600_000)('--restart-ms', text('restart-ms') ?? '200'),
+    warmupS: Math.min(whole(0, 3600)('--warmup', text('warmup') ?? '10'), seconds - 1),
+    failMode: oneOf(['open', 'closed'])('--fail-mode', text('fail-mode') ?? 'open') as FailMode,
+  }
+  const runs: RunOptions[] = []
+  for (const scenario of scenarios)
+    for (const mode of modes)
+      for (const algorithm of algorithms)
+        for (const count of isolates)
+          for (const demand of demands) {
+            const where = locations ?? Math.min(300, count)
+            if (where > count)
+              throw new UsageError(`--locations (${where}) must not exceed --isolates (${count})`)
+            runs.push({
+              ...base,
+              scenario: scenario as ScenarioName,
+              mode: mode as Mode,
+              algorithm: algorithm as AlgorithmName,
+              isolates: count,
+              locations: where,
+              demand: demand ?? DEFAULT_DEMAND[scenario as ScenarioName],
+            })
+          }
+  return { runs, json, help, ...(out ? { out } : {}) }
+}
+
+/** CI's form: 100 isolates for 10 s above the limit, and the small key 20 s at 3 × its limit. */
+function checkRuns(): RunOptions[] {
+  const common = {
+    mode: 'leased' as const,
+    algorithm: 'sliding-window' as const,
+    isolates: 100,
+    locations: 100,
+    seconds: 20,
+    seed: 1,
+    serviceMs: 1,
+    queueBound: 100,
+    meanLifeS: 300,
+    restartMs: 200,
+    warmupS: 5,
+    failMode: 'open' as const,
+  }
+  return [
+    { ...common, scenario: 'steady', demand: 1.1, seconds: 10 },
+    { ...common, scenario: 'small-key', demand: 3 },
+  ]
+}
+
+type Parse<T> = (flag: string, value: string) => T
+
+function list<T>(flag: string, value: string, parse: Parse<T>): T[] {
+  return value.split(',').map((item) => parse(`--${flag}`, item.trim()))
+}
+
+function optional<T>(flag: string, value: string | undefined, parse: Parse<T>): T | undefined {
+  return value === undefined ? undefined : parse(`--${flag}`, value)
+}
+
+function oneOf(allowed: readonly string[]): Parse<string> {
+  return (flag, value) => {
+    if (!allowed.includes(value))
+      throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, not "${value}"`)
+    return value
+  }
+}
+
+function whole(min: number, max: number): Parse<number> {
+  return (flag, value) => {
+    const n = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN
+    if (!(n >= min && n <= max))
+      throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, not "${value}"`)
+    return n
+  }
+}
+
+function decimal(min: number, max: number): Parse<number> {
+  return (flag, value) => {
+    const n = /^[0-9]*\.?[0-9]+$/.test(value) ? Number(value) : Number.NaN
+    if (!(n >= min && n <= max))
+      throw new UsageError(`${flag} must be a number from ${min} to ${max}, not "${value}"`)
+    return n
+  }
+}
+
+function lifetime(value: string): number {
+  const seconds = whole(0, 86_400)('--isolate-life', value)
+  return seconds === 0 ? Number.POSITIVE_INFINITY : seconds
+}
