@@ -5,18 +5,19 @@
  * which object is the key's root. A change of design (new object names, a tier of objects per
  * location, new methods) changes this file and nothing else in `tools/scale/`.
  *
- * Today's design: `leased` runs `LeaseBook` (one per isolate) against the key's
- * `RateLimiterObject`; `exact` runs `charge()` with a `LimiterIsolate` per isolate (coalescing
- * and the block cache included).
+ * `leased` runs a `LeaseBook` per isolate, placed in the isolate's location (its colo): it
+ * leases from the key's object in that location (`<root>@<colo>`, a `RateLimiterObject` built
+ * where its first isolate called it), which leases from the key's root object. `exact` runs
+ * `charge()` with a `LimiterIsolate` per isolate (coalescing and the block cache included).
  */
 import { DEFAULT_SETTINGS } from '../../src/http/settings'
 import { charge, type ChargeCall, type ChargeResult } from '../../src/limiter/client'
 import { LimiterIsolate } from '../../src/limiter/isolate'
 import { LeaseBook } from '../../src/limiter/leases'
-import type { LimiterNamespace } from '../../src/limiter/charge-call'
+import type { LimiterNamespace } from '../../src/limiter/limiter-namespace'
 import { nameOf } from '../../src/limiter/object-name'
 import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
-import { ClientStats, type DecidedBy } from '../../src/limiter/stats'
+import { ClientStats } from '../../src/limiter/stats'
 import { servedAtMs } from './object-server'
 import type { NamespaceView } from './namespace'
 
@@ -75,15 +76,15 @@ export function limiterClient(
         charge(namespace, callOf(request, mode), timeoutMs, isolate).then(verdictOf, failedClosed),
     }
   }
-  const book = new LeaseBook({ now: () => Date.now(), keepAlive: ignoreFailure, stats })
+  const book = new LeaseBook({
+    now: () => Date.now(),
+    keepAlive: ignoreFailure,
+    stats,
+    location: seat.colo,
+  })
   return {
-    decide(request) {
-      stats.by = undefined
-      const result = book.charge(namespace, callOf(request, mode), timeoutMs)
-      // Decided before `charge` returned: the book spent units it held, which only admits.
-      if (stats.by === 'local') return LOCAL_ADMISSION
-      return result.then(verdictOf, failedClosed)
-    },
+    decide: (request) =>
+      book.charge(namespace, callOf(request, mode), timeoutMs).then(verdictOf, failedClosed),
   }
 }
 
@@ -98,19 +99,13 @@ export function rootObjectName(request: SimRequest): string {
   return name
 }
 
-const LOCAL_ADMISSION: Verdict = Object.freeze({ allowed: true, enforced: true, local: true })
-
-/** Counts nothing but how the last decision was taken. */
+/** Counts nothing: the simulator keeps its own counts. */
 class SeatStats extends ClientStats {
-  by: DecidedBy | undefined
-
   override call(): (endMs: number) => void {
     return ignoreFailure
   }
 
-  override decided(_ruleId: string, by: DecidedBy): void {
-    this.by = by
-  }
+  override decided(): void {}
 
   override failedOpen(): void {}
 }
