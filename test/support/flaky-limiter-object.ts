@@ -16,8 +16,8 @@
  * Every `charge` or `chargeBatch` call is recorded, so tests can tell a retry from a single call.
  * `reserve` (a leased quota's call to the root) throws or hangs the same way, and otherwise
  * grants like the real object. As a key's object in one location (`sublease`, named
- * `<root>@<location>`), the location's code picks how it fails (`throws`, `overloaded`, `hangs`,
- * or a location that works as the real one, its root being an object of this class).
+ * `<root>@<location>`), a root name starting `loc-<fault>` picks how the location fails (see
+ * `sublease`); otherwise it works as the real one, its root being an object of this class.
  */
 import { DurableObject } from 'cloudflare:workers'
 import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
@@ -29,8 +29,10 @@ import type { LesseeAsk, Reservation } from '../../src/limiter/reservation'
 import type { Decision } from '../../src/types'
 
 /** An error as the runtime flags it. */
-const flagged = (message: string, flags: { retryable?: boolean; overloaded?: boolean }) =>
-  Object.assign(new Error(message), flags)
+const flagged = (
+  message: string,
+  flags: { retryable?: boolean; overloaded?: boolean; durableObjectReset?: boolean }
+) => Object.assign(new Error(message), flags)
 
 export class FlakyLimiterObject extends DurableObject {
   #proceed: (() => void) | undefined
@@ -70,6 +72,9 @@ export class FlakyLimiterObject extends DurableObject {
 
   async reserve(policy: LeasablePolicy, ask: LesseeAsk): Promise<Reservation> {
     const name = this.ctx.id.name ?? ''
+    const calls = this.#count('reserve-calls')
+    if (name.startsWith('flaky-once') && calls === 1)
+      throw flagged(`flaky limiter ${name}: retry`, { retryable: true })
     if (name.startsWith('hangs')) await new Promise(() => {})
     if (name.startsWith('throws')) throw new Error(`flaky limiter ${name} failed`)
     if (name.startsWith('overloaded'))
@@ -92,19 +97,41 @@ export class FlakyLimiterObject extends DurableObject {
 
   refund(): void {}
 
-  /** A key's object in one location: fails as its location's code says, else serves. */
+  /**
+   * A key's object in one location. A root named `loc-<fault>…` makes its location objects fail
+   * (`loc-throws`, `loc-overloaded`, `loc-hangs`; `loc-restarts`: the first call is lost to a
+   * reset, as a deploy resets objects); any other serves, its root being an object of this
+   * class, which fails as its own name says.
+   */
   async sublease(lease: LeaseKey, policy: LeasablePolicy, ask: LesseeAsk): Promise<Reservation> {
-    const location = (this.ctx.id.name ?? '').split('@').at(-1) ?? ''
-    if (location.startsWith('hangs')) await new Promise(() => {})
-    if (location.startsWith('throws')) throw new Error(`flaky location ${location} failed`)
-    if (location.startsWith('overloaded'))
-      throw flagged(`flaky location ${location}: overloaded`, { retryable: true, overloaded: true })
-    this.#lessor ??= new LocationLessor(this.ctx.id.name ?? '')
+    const name = this.ctx.id.name ?? ''
+    const calls = this.#count('sublease-calls')
+    if (name.startsWith('loc-hangs')) await new Promise(() => {})
+    if (name.startsWith('loc-throws')) throw new Error(`flaky location ${name} failed`)
+    if (name.startsWith('loc-overloaded'))
+      throw flagged(`flaky location ${name}: overloaded`, { retryable: true, overloaded: true })
+    if (name.startsWith('loc-restarts') && calls === 1)
+      throw flagged('Durable Object reset because its code was updated.', {
+        retryable: true,
+        durableObjectReset: true,
+      })
+    this.#lessor ??= new LocationLessor(name)
     const root = (this.env as { FLAKY_LIMITER: unknown }).FLAKY_LIMITER as ObjectNamespace
     return this.#lessor.serve(root, lease, policy, ask)
   }
 
   subrefund(): void {}
+
+  /** How many times a leased quota's call (`reserve-calls`, `sublease-calls`) reached it. */
+  leaseCalls(kind: 'reserve-calls' | 'sublease-calls'): number {
+    return this.ctx.storage.kv.get<number>(kind) ?? 0
+  }
+
+  #count(kind: 'reserve-calls' | 'sublease-calls'): number {
+    const calls = this.leaseCalls(kind) + 1
+    this.ctx.storage.kv.put(kind, calls)
+    return calls
+  }
 
   /** Lets a `slow` object's pending call decide. */
   proceed(): void {

@@ -1,0 +1,82 @@
+import { env } from 'cloudflare:workers'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { UNENFORCED_HEADER } from '../../src/http/rate-limit'
+import type { LimiterNamespace } from '../../src/limiter/client'
+import { client, rules } from '../support/http'
+
+// Leased quotas pass through two tiers: the isolate's location object, then the key's root
+// object. Each can fail (the rule id picks how, see `FlakyLimiterObject`); the request gets its
+// rule's fail mode, and a tier that was only restarted costs nothing.
+
+const flaky = (c: { env: { FLAKY_LIMITER: unknown } }) => c.env.FLAKY_LIMITER as LimiterNamespace
+let serial = 0
+
+/** A leased rule on one global key whose objects fail as `fault` says. */
+function leasedThrough(fault: string, failMode: 'open' | 'closed') {
+  const id = `${fault}-${failMode}-${serial++}`
+  const send = client({
+    limiter: flaky,
+    timeoutMs: 300,
+    rules: rules({
+      id,
+      key: [],
+      algorithm: 'sliding-window',
+      limit: 10,
+      period: '1h',
+      consistency: 'leased',
+      failMode,
+    }),
+  })
+  const root = env.FLAKY_LIMITER.getByName(id)
+  const location = env.FLAKY_LIMITER.getByName(`${id}@local`)
+  return { send: () => send('/x', { ip: '203.0.113.70' }), root, location }
+}
+
+beforeEach(() => {
+  vi.spyOn(console, 'warn').mockImplementation(() => {})
+  vi.spyOn(console, 'error').mockImplementation(() => {})
+})
+afterEach(() => vi.restoreAllMocks())
+
+describe('leased quotas when a tier fails', () => {
+  it.each([
+    ['the location object throws', 'loc-throws'],
+    [
+      'the location object is overloaded (asked again after waits, within the timeout)',
+      'loc-overloaded',
+    ],
+    ['the location object never answers', 'loc-hangs'],
+    ['the root object throws behind a working location object', 'throws'],
+    ['the root object is overloaded behind a working location object', 'overloaded'],
+    ['the root object never answers', 'hangs'],
+  ])(
+    '%s: fail open lets the request through, marked unenforced; fail closed answers 503',
+    async (_case, fault) => {
+      const open = await leasedThrough(fault, 'open').send()
+      expect(open.status).toBe(200)
+      expect(open.headers.get(UNENFORCED_HEADER)).toMatch(new RegExp(`^${fault}-open-`))
+      const closed = await leasedThrough(fault, 'closed').send()
+      expect(closed.status).toBe(503)
+    }
+  )
+
+  it.each([
+    ['the location object was reset (a deploy)', 'loc-restarts', 'location', 'sublease-calls'],
+    ['the root object lost one call to a retryable error', 'flaky-once', 'root', 'reserve-calls'],
+  ] as const)(
+    '%s: the call is asked again once and the request decided',
+    async (_case, fault, tier, kind) => {
+      const tiers = leasedThrough(fault, 'closed')
+      const { send } = tiers
+      const statuses = []
+      for (let n = 0; n < 3; n++) {
+        const response = await send()
+        statuses.push(response.status)
+        expect(response.headers.get(UNENFORCED_HEADER)).toBeNull()
+      }
+      expect(statuses).toEqual([200, 200, 200])
+      // The lost call and the one asked again: the failure happened, and cost one retry.
+      expect(await tiers[tier].leaseCalls(kind)).toBeGreaterThanOrEqual(2)
+    }
+  )
+})
