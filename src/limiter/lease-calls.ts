@@ -119,7 +119,11 @@ export function locationUpstream(
     timeoutMs: options.timeoutMs,
     reserve: (lease, policy, ask) =>
       timed(options, lease, async () =>
-        (await stub(lease)).sublease(keyOf(lease), policy, { ...ask, lessee: options.lessee })
+        (await stub(lease)).sublease(keyOf(lease), policy, {
+          ...ask,
+          lessee: options.lessee,
+          budgetMs: options.timeoutMs,
+        })
       ),
     refund: (lease, policy, lot) =>
       quietly(options, lease, async () => (await stub(lease)).subrefund(keyOf(lease), policy, lot)),

@@ -51,6 +51,9 @@ import { clientStats, type ClientStats } from './stats'
 export const QUIET_MS = 1_000
 /** Keys a book keeps, least recently used dropped first (their units handed back). */
 const MAX_KEYS = 10_000
+/** The least a lessee waits before asking an overloaded lessor again (ms). */
+const OVERLOAD_QUIET_MS = 500
+
 /** Where an isolate is when the request says nothing of it (local runs). */
 export const UNKNOWN_LOCATION = 'local'
 
@@ -198,7 +201,15 @@ export class LeaseBook {
       lease.waiting += min
       const outcome = await pending.promise
       lease.waiting -= min
-      if (!outcome.ok) throw outcome.error
+      if (!outcome.ok) {
+        if (outcome.error.reason !== 'overloaded') throw outcome.error
+        // Overloaded even after waits: the key's units cannot be had for now. That is a
+        // decision, not a failure: deny until a horizon has passed (never fail open on load).
+        const nowMs = this.#now()
+        lease.quietUntilMs = nowMs + Math.max(lease.horizonMs, OVERLOAD_QUIET_MS)
+        lease.demandSinceReserve += min
+        return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
+      }
       const { granted, decision } = outcome.reservation
       // Denied for a cost no greater than this one: so is this request.
       if (granted === 0 && pending.minUnits > 0 && pending.minUnits <= min) {

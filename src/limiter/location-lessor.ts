@@ -16,8 +16,15 @@ import type { ObjectNamespace } from './object-name'
 import type { LesseeAsk, Reservation } from './reservation'
 import { ClientStats } from './stats'
 
-/** The longest a location's object waits for the root (ms). */
-export const LOCATION_TIMEOUT_MS = 2_000
+/**
+ * The longest a location's object waits for the root (ms): less than an isolate waits for it
+ * (`LIMITER_TIMEOUT_MS`, 1 s by default), so an isolate hears why (overloaded: a denial for now;
+ * unreachable: its rule's fail mode) rather than timing out itself.
+ */
+export const LOCATION_TIMEOUT_MS = 600
+
+/** The share of an isolate's wait a location's object gives its own call to the root. */
+const BUDGET_SHARE = 0.6
 
 /** One location object's lessor state. */
 export class LocationLessor {
@@ -68,7 +75,9 @@ export class LocationLessor {
     this.#lessees.note(ask.lessee, nowMs)
     const horizonMs = horizonFor(this.#lessees.count(nowMs), LOCATION_PACING)
     const ref = { ...lease, policy }
-    const taken = await this.#book.take(this.#root(root), ref, ask.minUnits, ask.units)
+    // The root is asked within part of what the isolate waits (a far root's round trip fits).
+    const timeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * (ask.budgetMs ?? Infinity))
+    const taken = await this.#book.take(this.#root(root, timeoutMs), ref, ask.minUnits, ask.units)
     this.#watchIdle()
     const ahead =
       ask.nextUnits && ask.nextWindowMs !== undefined
@@ -110,7 +119,7 @@ export class LocationLessor {
    */
   takeBack(root: ObjectNamespace, lease: LeaseKey, policy: LeasablePolicy, lot: Lot): void {
     if (!this.#book.takeBack({ ...lease, policy }, lot))
-      void this.#root(root).refund(lease, policy, lot)
+      void this.#root(root, LOCATION_TIMEOUT_MS).refund(lease, policy, lot)
     this.#watchIdle()
   }
 
@@ -126,11 +135,7 @@ export class LocationLessor {
     }, QUIET_MS)
   }
 
-  #root(root: ObjectNamespace): Upstream {
-    return rootUpstream(root, {
-      stats: this.#stats,
-      timeoutMs: LOCATION_TIMEOUT_MS,
-      lessee: this.#book.id,
-    })
+  #root(root: ObjectNamespace, timeoutMs: number): Upstream {
+    return rootUpstream(root, { stats: this.#stats, timeoutMs, lessee: this.#book.id })
   }
 }

@@ -34,6 +34,11 @@ export interface Lot {
 export interface LesseeAsk extends ReserveAsk {
   /** The lessee's id: an isolate's, or a location object's name. */
   lessee: string
+  /**
+   * How long the lessee waits for the answer (ms): a lessor that must ask its own lessor first
+   * waits less, so the lessee hears why rather than timing out.
+   */
+  budgetMs?: number
 }
 
 /** Units granted for the next window, spendable once it begins. */
