@@ -70,6 +70,8 @@ export class RateLimiterObject extends DurableObject implements Lessor {
   #waiters: (() => void)[] = []
   /** The lessees of a root object (leased quotas), for their pacing. */
   readonly #lessees = new Lessees()
+  /** Until when a root object charges nothing ahead (its key was short of room lately). */
+  #scarceUntilMs = 0
   /** What this object does as a key's object in one location (leased quotas), once asked. */
   #location: LocationLessor | undefined
 
@@ -125,10 +127,15 @@ export class RateLimiterObject extends DurableObject implements Lessor {
   reserve(policy: LeasablePolicy, ask: LesseeAsk): Reservation {
     const nowMs = Date.now()
     this.#lessees.note(ask.lessee, nowMs)
+    const horizonMs = horizonFor(this.#lessees.count(nowMs), ROOT_PACING)
     const current = this.#read(policy)
-    const reserved = reserveKey(current, policy, nowMs, ask)
+    // While the current window has less room than is asked of it, nothing is charged ahead:
+    // what the next window took would be room this one could still use as its previous slides out.
+    const ahead = nowMs >= this.#scarceUntilMs ? ask : { ...ask, nextUnits: 0 }
+    const reserved = reserveKey(current, policy, nowMs, ahead)
     if (reserved.state !== undefined && reserved.state !== current)
       this.#write(policy, reserved.state)
+    if (ask.units > 0 && reserved.granted < ask.units) this.#scarceUntilMs = nowMs + horizonMs
     let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
     if (epoch === undefined) this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
     const { granted, decision, validUntilMs, next, scarce } = reserved
@@ -139,7 +146,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
       validUntilMs,
       epoch,
       ...(next ? { next: { ...next, epoch } } : {}),
-      horizonMs: horizonFor(this.#lessees.count(nowMs), ROOT_PACING),
+      horizonMs,
       scarce,
     }
   }
