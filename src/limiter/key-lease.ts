@@ -46,6 +46,8 @@ export interface KeyLease extends LeaseKey {
   quietUntilMs: number
   /** Whether the lessor's last answer said the key is scarce. */
   scarce: boolean
+  /** Asked for the next window's units and given none: no more asks ahead until this. */
+  aheadRefusedUntilMs: number
   lastUsedMs: number
   /** Units of requests waiting for a reservation. */
   waiting: number

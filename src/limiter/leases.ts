@@ -337,6 +337,7 @@ export class LeaseBook {
       roundTripMs: 0,
       quietUntilMs: 0,
       scarce: false,
+      aheadRefusedUntilMs: 0,
       lastUsedMs: nowMs,
       waiting: 0,
     }
@@ -363,12 +364,16 @@ export class LeaseBook {
     const held = heldNow(lease, nowMs)
     const topUp = plan.refillBelow > 0 ? plan.batch : 0
     const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
-    const nextUnits = plan.aheadWanted ? Math.max(0, plan.nextBatch - held.later) : 0
+    const aheadOpen = plan.aheadWanted && nowMs >= lease.aheadRefusedUntilMs
+    const nextUnits = aheadOpen ? Math.max(0, plan.nextBatch - held.later) : 0
     const to = this.#upstreams.get(lease)!
     const sentAtMs = nowMs
     const ask = { units, minUnits: need, nextUnits, nextWindowMs: plan.nextWindowMs }
     const promise = to.reserve(lease, policy, ask).then(
       (reservation): Outcome => {
+        // Asked for the next window and given none (its lessor keeps the room for this one):
+        // no more asks ahead until that window begins.
+        if (nextUnits > 0 && !reservation.next) lease.aheadRefusedUntilMs = plan.nextWindowMs ?? 0
         this.#apply(lease, reservation, sentAtMs)
         return { ok: true, reservation }
       },
@@ -415,7 +420,8 @@ export class LeaseBook {
     }
     if (plan.batch + plan.nextBatch === 0 || nowMs < lease.quietUntilMs) return
     const low = held.now < plan.refillBelow
-    const aheadMissing = plan.aheadDue && held.later < plan.nextBatch / 2
+    const aheadMissing =
+      plan.aheadDue && nowMs >= lease.aheadRefusedUntilMs && held.later < plan.nextBatch / 2
     if (!low && !aheadMissing) return
     this.#inBackground(this.#reserve(lease, nowMs, 0, 0).promise)
   }
