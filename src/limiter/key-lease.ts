@@ -44,8 +44,8 @@ export interface KeyLease extends LeaseKey {
   roundTripMs: number
   /** Asked for more than the lessor had: ask again no sooner than this. */
   quietUntilMs: number
-  /** Whether the lessor's last answer said the key is scarce. */
-  scarce: boolean
+  /** Until when the key counts as scarce (its lessor said so in this window). */
+  scarceUntilMs: number
   /** Asked for the next window's units and given none: no more asks ahead until this. */
   aheadRefusedUntilMs: number
   lastUsedMs: number

@@ -16,7 +16,7 @@
  * is early denials: units held elsewhere, at most what the lessees of a tier demand over their
  * horizon.
  */
-import { isLeasable, type LeasablePolicy } from '../algorithms/reserve'
+import { isLeasable, isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
 import type { Decision } from '../types'
 import type { ChargeCall, ChargeResult } from './charge-call'
 import {
@@ -51,6 +51,11 @@ import { clientStats, type ClientStats } from './stats'
 export const QUIET_MS = 1_000
 /** Keys a book keeps, least recently used dropped first (their units handed back). */
 const MAX_KEYS = 10_000
+/** Until when a key found scarce at `nowMs` stays so: its window's end, or two horizons. */
+function scarceUntil(policy: LeasablePolicy, nowMs: number, horizonMs: number): number {
+  return isWindowed(policy) ? windowOf(policy, nowMs) + policy.periodMs : nowMs + 2 * horizonMs
+}
+
 /** The least a lessee waits before asking an overloaded lessor again (ms). */
 const OVERLOAD_QUIET_MS = 500
 
@@ -336,7 +341,7 @@ export class LeaseBook {
       horizonMs: DEFAULT_HORIZON_MS,
       roundTripMs: 0,
       quietUntilMs: 0,
-      scarce: false,
+      scarceUntilMs: 0,
       aheadRefusedUntilMs: 0,
       lastUsedMs: nowMs,
       waiting: 0,
@@ -362,7 +367,8 @@ export class LeaseBook {
     const { policy } = lease
     const plan = refillPlan(policy, this.#lessee(lease), nowMs)
     const held = heldNow(lease, nowMs)
-    const topUp = plan.refillBelow > 0 ? plan.batch : 0
+    // A scarce key asks for what it can spend until its next ask, near a window's end too.
+    const topUp = plan.refillBelow > 0 || nowMs < lease.scarceUntilMs ? plan.batch : 0
     const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
     const aheadOpen = plan.aheadWanted && nowMs >= lease.aheadRefusedUntilMs
     const nextUnits = aheadOpen ? Math.max(0, plan.nextBatch - held.later) : 0
@@ -393,8 +399,13 @@ export class LeaseBook {
     lease.snapshot = reservation.decision
     lease.horizonMs = reservation.horizonMs
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
-    lease.scarce = reservation.scarce
-    if (reservation.scarce) lease.quietUntilMs = nowMs + reservation.horizonMs
+    // Once scarce, a key stays so for the rest of its window (for a bucket, two horizons): its
+    // lessee then asks once per horizon, what it may take, whatever each answer says. Asks shrink
+    // near a window's end and are granted in full; the room that keeps coming in is still there
+    // to collect, at the pace the lessor set.
+    if (reservation.scarce)
+      lease.scarceUntilMs = scarceUntil(lease.policy, nowMs, reservation.horizonMs)
+    if (nowMs < lease.scarceUntilMs) lease.quietUntilMs = nowMs + reservation.horizonMs
     for (const lot of lotsOf(reservation)) addLot(lease, lot)
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
     if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)
@@ -433,7 +444,7 @@ export class LeaseBook {
       horizonMs: lease.horizonMs,
       roundTripMs: lease.roundTripMs,
       spread: this.#spread,
-      scarce: lease.scarce,
+      scarce: this.#now() < lease.scarceUntilMs,
     }
   }
 
