@@ -405,7 +405,10 @@ export class LeaseBook {
     // to collect, at the pace the lessor set.
     if (reservation.scarce)
       lease.scarceUntilMs = scarceUntil(lease.policy, nowMs, reservation.horizonMs)
-    if (nowMs < lease.scarceUntilMs) lease.quietUntilMs = nowMs + reservation.horizonMs
+    // Each lessee waits its own share of a horizon (three quarters to five quarters of it, a
+    // horizon on average): lessees that found the key scarce together ask again apart.
+    if (nowMs < lease.scarceUntilMs)
+      lease.quietUntilMs = nowMs + reservation.horizonMs * (0.75 + 0.5 * this.#spread)
     for (const lot of lotsOf(reservation)) addLot(lease, lot)
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
     if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)
