@@ -2,7 +2,8 @@
 /**
  * ESLint for src, test, tools and bench: no unused code, no import cycle, and the layer rules
  * that test/architecture.test.ts checks (imports go http -> rules/limiter -> algorithms,
- * algorithms/, rules/ and live/ stay pure, and client/ imports nothing but itself).
+ * algorithms/, rules/ and live/ stay pure, client/ imports nothing but itself, and inside http/
+ * imports go admin -> request -> observe -> shared, with pages/ on its own).
  */
 import js from '@eslint/js'
 import { createNodeResolver, importX } from 'eslint-plugin-import-x'
@@ -21,6 +22,21 @@ const ALLOWED = {
   limiter: ['algorithms', 'live', 'log'],
   provider: ['rules', 'algorithms', 'log'],
   http: ['rules', 'limiter', 'live', 'provider', 'algorithms', 'log'],
+}
+
+/**
+ * The rooms of src/http/ and the other rooms each may import from (besides itself): the admin API
+ * uses request-path pieces (facts, claims, the bearer check), observability (key hashes, the live
+ * view) and the pages it serves; the request path hands its decisions to observability; every
+ * room may use shared/ (settings, bindings, the decision record), which uses no other room; the
+ * pages use nothing but their own files. test/architecture.test.ts holds the same table.
+ */
+const HTTP_ROOMS = {
+  admin: ['request', 'observe', 'pages', 'shared'],
+  request: ['observe', 'shared'],
+  observe: ['shared'],
+  pages: [],
+  shared: [],
 }
 
 /** Layers that must not touch the runtime, the web framework or the clock. */
@@ -54,6 +70,36 @@ const layerRules = LAYERS.flatMap((layer) =>
     rules: { 'no-restricted-imports': ['error', { patterns: layerPatterns(layer, depth) }] },
   }))
 )
+
+/**
+ * The `no-restricted-imports` patterns for a file right in src/http/<room>/: the layer's patterns,
+ * and an import that climbs to src/http/ must land in the room itself or a room it may use. The
+ * pages import only their own files.
+ */
+function roomPatterns(room) {
+  if (room === 'pages')
+    return [
+      {
+        regex: '^(?!\\./)',
+        message: 'http/pages/ imports only its own files (see test/architecture.test.ts).',
+      },
+    ]
+  const allowed = [room, ...HTTP_ROOMS[room]].join('|')
+  const others = HTTP_ROOMS[room].length > 0 ? HTTP_ROOMS[room].join(', ') : 'no other room'
+  return [
+    ...layerPatterns('http', 2),
+    {
+      regex: `^\\.\\./(?!\\.\\./)(?!(${allowed})(/|$))`,
+      message: `http/${room}/ may import from ${others} in http/ (see test/architecture.test.ts).`,
+    },
+  ]
+}
+
+/** One config block per room of src/http/; it replaces the http layer's block for those files. */
+const roomRules = Object.keys(HTTP_ROOMS).map((room) => ({
+  files: [`src/http/${room}/*.ts`],
+  rules: { 'no-restricted-imports': ['error', { patterns: roomPatterns(room) }] },
+}))
 
 export default defineConfig(
   {
@@ -93,6 +139,7 @@ export default defineConfig(
     },
   },
   ...layerRules,
+  ...roomRules,
   {
     // edge-rate-limiter/client runs in browsers and Node too: it imports nothing but itself.
     files: ['src/client/**/*.ts'],

@@ -12,8 +12,8 @@
  * skips a request it cannot read (`rules/plan.ts`), an invalid rules document in KV is refused
  * while the rules in force stay (`provider/rules-source.ts`), a key that fails open lets the
  * request through (`limiter/client.ts`), keys that fail closed are gathered into one 503
- * (`http/charge.ts`), `POST /explain` describes the 400 a request would get
- * (`http/admin-explain.ts`). Those catches say so where they are.
+ * (`http/request/charge.ts`), `POST /explain` describes the 400 a request would get
+ * (`http/admin/explain.ts`). Those catches say so where they are.
  */
 
 /** The members of an RFC 9457 problem details body; extension members may be added. */

@@ -12,11 +12,11 @@
  * app.use('/api/*', rateLimit({ rules: kvRules(parseRules(myRules, 'my-rules')) }))
  * ```
  */
-export { rateLimit, UNENFORCED_HEADER } from './http/rate-limit'
-export type { RateLimitBindings, RateLimitOptions, RateLimitState } from './http/rate-limit'
-export type { RuleDecision } from './http/headers'
-export type { HeaderMode } from './http/settings'
-export type { CorsSetting } from './http/cors'
+export { rateLimit, UNENFORCED_HEADER } from './http/request/rate-limit'
+export type { RateLimitBindings, RateLimitOptions, RateLimitState } from './http/request/rate-limit'
+export type { RuleDecision } from './http/shared/rule-decision'
+export type { HeaderMode } from './http/shared/settings'
+export type { CorsSetting } from './http/shared/cors-policy'
 export { RateLimiterObject } from './limiter/rate-limiter-object'
 export { LiveStatsObject } from './limiter/live-stats-object'
 export { kvRules, staticRules, RULES_KV_KEY, LAST_GOOD_KV_KEY } from './provider/rules-source'

@@ -43,7 +43,7 @@ export interface RequestFacts {
   methodOverride?: string
   /** Lower-case host name without port. */
   host: string
-  /** Normalised path (see `http/facts.ts`). */
+  /** Normalised path (see `http/request/facts.ts`). */
   path: string
   /** Query parameters (first value per name). */
   query: URLSearchParams
@@ -53,7 +53,7 @@ export interface RequestFacts {
   address?: string
   /**
    * The client's address grouped for limiting (IPv4, or IPv6 /64): the `ip` key. `unknown` when
-   * `CF-Connecting-IP` is absent or not an address (see `http/facts.ts`).
+   * `CF-Connecting-IP` is absent or not an address (see `http/request/facts.ts`).
    */
   ip?: string
   /** ISO country code from Cloudflare, when known. */

@@ -10,7 +10,7 @@ import fc from 'fast-check'
 /** The paths of a mix: two plain ones, a login whose wrong passwords answer 401, and a lite one. */
 export const MIX_PATHS = ['/a', '/b', '/login', '/lite'] as const
 
-/** The password the demo origin's `POST /login` takes (`src/http/demo-origin.ts`). */
+/** The password the demo origin's `POST /login` takes (`src/http/request/demo-origin.ts`). */
 export const RIGHT_PASSWORD = 'open-sesame'
 
 /** One request of a mix. */

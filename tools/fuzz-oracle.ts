@@ -13,7 +13,7 @@
  *   degrading rule: those not degraded).
  */
 import type { Policy } from '../src/algorithms'
-import { requestFacts } from '../src/http/facts'
+import { requestFacts } from '../src/http/request/facts'
 import { planRequest, type Check, type Rule, type RuleSet } from '../src/rules'
 
 /** What came back for one request. */

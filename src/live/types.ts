@@ -54,7 +54,7 @@ export interface RuleSeries extends RuleCounts {
 /** One of the most limited keys of the last 60 minutes. */
 export interface TopLimited {
   rule: string
-  /** The limit key, or `hmac:<hex prefix>` of it (see `http/key-hash.ts`) when the rule's `showKeys` is false. */
+  /** The limit key, or `hmac:<hex prefix>` of it (see `http/observe/key-hash.ts`) when the rule's `showKeys` is false. */
   key: string
   /** Requests limited in the last 60 minutes. */
   count: number

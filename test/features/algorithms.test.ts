@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { DELAY_HEADER } from '../../src/http/rate-limit'
+import { DELAY_HEADER } from '../../src/http/request/rate-limit'
 import { parseRules } from '../../src/rules'
 import { freezeClock } from '../support/clock'
 import { client, parseRateLimit } from '../support/http'

@@ -2,7 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createApp } from '../../src/app'
-import { DEMO_PASSWORD } from '../../src/http/demo-origin'
+import { DEMO_PASSWORD } from '../../src/http/request/demo-origin'
 import { freezeClock } from '../support/clock'
 import { parseRateLimit, rules } from '../support/http'
 

@@ -1,4 +1,4 @@
-import { DEMO_PASSWORD } from '../../src/http/demo-origin'
+import { DEMO_PASSWORD } from '../../src/http/request/demo-origin'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { parseRules } from '../../src/rules'
 import { freezeClock } from '../support/clock'

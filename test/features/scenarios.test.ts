@@ -1,4 +1,4 @@
-import { DEMO_PASSWORD } from '../../src/http/demo-origin'
+import { DEMO_PASSWORD } from '../../src/http/request/demo-origin'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import scenarios from '../../examples/scenarios.json'
 import { parseRules } from '../../src/rules'

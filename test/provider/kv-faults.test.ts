@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers'
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest'
-import { UNENFORCED_HEADER } from '../../src/http/rate-limit'
+import { UNENFORCED_HEADER } from '../../src/http/request/rate-limit'
 import {
   FIRST_READ_WAIT_MS,
   KvRulesSource,

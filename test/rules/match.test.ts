@@ -180,7 +180,7 @@ describe('matching spellings of one path or host', () => {
     matchRules(set, facts({ path, host })).map((r) => r.id)
 
   it('a non-ASCII pattern matches the percent-encoded request path', async () => {
-    const { requestFacts } = await import('../../src/http/facts')
+    const { requestFacts } = await import('../../src/http/request/facts')
     const request = requestFacts(new Request('https://x.test/café/menu'))
     expect(matchRules(set, request).map((r) => r.id)).toEqual(['cafe'])
     expect(matched('/caf%C3%A9/x')).toEqual(['cafe'])

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { BadRequestError } from '../../src/errors'
-import { requestFacts } from '../../src/http/facts'
+import { requestFacts } from '../../src/http/request/facts'
 import { compilePathPattern, limitKey, normalizePath, parseRules, routeOf } from '../../src/rules'
 import { matchRules, problems } from '../support/rules'
 

@@ -5,7 +5,7 @@
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
 import { createApp } from '../../src/app'
-import type { RateLimitOptions } from '../../src/http/rate-limit'
+import type { RateLimitOptions } from '../../src/http/request/rate-limit'
 import { parseRules, type RuleSet } from '../../src/rules'
 
 /** A rule set from plain rule objects. */

@@ -1,6 +1,6 @@
 // The operator page's build (`npm run build:ui`): esbuild bundles ui/operator/main.ts (with
 // uPlot) into one minified script and ui/operator/style.css (with uPlot's CSS) into one
-// stylesheet; both and the HTML become string constants of src/http/operator-assets.ts, which is
+// stylesheet; both and the HTML become string constants of src/http/pages/operator-assets.ts, which is
 // committed. The Worker, the tests and the library build (tsc) then import plain TypeScript:
 // no text-module rules for wrangler or a consumer's bundler, no static-assets binding to set up.
 // `--check` fails when the committed module is not what the sources build to.
@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path'
 
 const root = resolve(import.meta.dirname, '../..')
 const ui = join(root, 'ui/operator')
-const target = join(root, 'src/http/operator-assets.ts')
+const target = join(root, 'src/http/pages/operator-assets.ts')
 
 /** One bundled file's text. */
 async function bundle(entry: string): Promise<string> {
@@ -49,14 +49,14 @@ export const OPERATOR_CSS: string = ${JSON.stringify(css)}
 if (process.argv.includes('--check')) {
   const committed = readFileSync(target, 'utf8')
   if (committed !== module) {
-    console.error('src/http/operator-assets.ts is stale: run npm run build:ui and commit it')
+    console.error('src/http/pages/operator-assets.ts is stale: run npm run build:ui and commit it')
     process.exit(1)
   }
-  console.log('src/http/operator-assets.ts matches ui/operator/')
+  console.log('src/http/pages/operator-assets.ts matches ui/operator/')
 } else {
   writeFileSync(target, module)
   const kib = (s: string) => (Buffer.byteLength(s) / 1024).toFixed(1)
   console.log(
-    `src/http/operator-assets.ts: html ${kib(html)} KiB, js ${kib(js)} KiB, css ${kib(css)} KiB`
+    `src/http/pages/operator-assets.ts: html ${kib(html)} KiB, js ${kib(js)} KiB, css ${kib(css)} KiB`
   )
 }

@@ -1,0 +1,147 @@
+/**
+ * @module http/request/headers
+ * Decisions to HTTP headers: legacy `X-RateLimit-*` and the IETF draft-10 `RateLimit` /
+ * `RateLimit-Policy` fields. Pure.
+ */
+import { serializeItem, type BareItem } from 'structured-headers'
+import { advertisedQuota, type Check } from '../../rules'
+import type { RuleDecision } from '../shared/rule-decision'
+import type { HeaderMode } from '../shared/settings'
+
+/** A header name and value. */
+export type HeaderEntry = readonly [name: string, value: string]
+
+/**
+ * The decision that legacy headers describe: the one with the fewest remaining units, and of
+ * those the one that resets last, because that is the limit the client will meet first.
+ *
+ * @param decisions - at least one decision
+ */
+export function tightest(decisions: readonly RuleDecision[]): RuleDecision | undefined {
+  let best: RuleDecision | undefined
+  for (const item of decisions) {
+    if (
+      !best ||
+      item.decision.remaining < best.decision.remaining ||
+      (item.decision.remaining === best.decision.remaining &&
+        item.decision.resetAtMs > best.decision.resetAtMs)
+    ) {
+      best = item
+    }
+  }
+  return best
+}
+
+/**
+ * Whole seconds until a request of the same cost may pass: `Retry-After` (RFC 9110) takes
+ * whole seconds, and 0 would invite an immediate retry that is sure to fail.
+ *
+ * @param retryAfterMs - from the decision
+ */
+export function retryAfterSeconds(retryAfterMs: number): number {
+  return Math.max(1, Math.ceil(retryAfterMs / 1000))
+}
+
+/**
+ * The rate-limit headers for a response.
+ *
+ * - Legacy: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (Unix seconds when
+ *   the full quota is back) for the tightest rule.
+ * - IETF draft-10: `RateLimit-Policy` (`"id";q=quota;w=window`) and `RateLimit`
+ *   (`"id";r=remaining;t=seconds until reset`), one item per rule.
+ *
+ * @param decisions - the enforced decisions for the request
+ * @param nowMs - the current time, for the relative `t`
+ * @param mode - which families to emit
+ */
+export function rateLimitHeaders(
+  decisions: readonly RuleDecision[],
+  nowMs: number,
+  mode: HeaderMode
+): HeaderEntry[] {
+  const headers: HeaderEntry[] = []
+  const top = tightest(decisions)
+  if (!top || mode === 'none') return headers
+  if (mode === 'legacy' || mode === 'both') {
+    headers.push(
+      ['X-RateLimit-Limit', String(top.decision.limit)],
+      ['X-RateLimit-Remaining', String(top.decision.remaining)],
+      ['X-RateLimit-Reset', String(Math.ceil(top.decision.resetAtMs / 1000))]
+    )
+  }
+  if (mode === 'ietf' || mode === 'both') {
+    const policies = decisions.map(({ check }) => policyItem(check)).join(', ')
+    const limits = decisions
+      .map(({ check, decision }) => {
+        const t = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000))
+        return limitItem(check.rule.id, decision.remaining, t)
+      })
+      .join(', ')
+    headers.push(['RateLimit-Policy', policies], ['RateLimit', limits])
+  }
+  return headers
+}
+
+const ruleTokens = new Map<string, string>()
+
+/**
+ * A rule's `RateLimit` list member, e.g. `"api";r=42;t=30`. The rule id is serialised once;
+ * the two parameters are sf-integers, written as such (the library's own output for them).
+ */
+function limitItem(ruleId: string, remaining: number, t: number): string {
+  if (!isSfInteger(remaining) || !isSfInteger(t))
+    return serializeItem([
+      ruleId,
+      new Map([
+        ['r', remaining],
+        ['t', t],
+      ]),
+    ])
+  let token = ruleTokens.get(ruleId)
+  if (token === undefined) {
+    token = serializeItem(ruleId)
+    // Rule ids are few; the bound only guards against an unbounded document.
+    if (ruleTokens.size < 10_000) ruleTokens.set(ruleId, token)
+  }
+  return `${token};r=${remaining};t=${t}`
+}
+
+/** RFC 8941 §3.3.1: an integer of at most 15 digits. */
+function isSfInteger(value: number): boolean {
+  return Number.isInteger(value) && Math.abs(value) <= 999_999_999_999_999
+}
+
+// A rule's policy item is the same on every response: serialised once per rule and policy.
+const policyItems = new WeakMap<Check['policy'], Map<string, string>>()
+
+/** A rule's `RateLimit-Policy` list member, e.g. `"api";q=100;w=60`. */
+function policyItem({ rule, policy }: Check): string {
+  let byRule = policyItems.get(policy)
+  if (!byRule) policyItems.set(policy, (byRule = new Map()))
+  let item = byRule.get(rule.id)
+  if (item === undefined) {
+    const params = new Map<string, BareItem>()
+    if (policy.algorithm === 'concurrency') {
+      // Draft-10's quota unit for a limit on requests in flight; it has no window.
+      params.set('q', policy.limit).set('qu', 'concurrent-requests')
+    } else {
+      const { quota, windowSeconds } = advertisedQuota(policy)
+      params.set('q', quota).set('w', windowSeconds)
+    }
+    byRule.set(rule.id, (item = serializeItem([rule.id, params])))
+  }
+  return item
+}
+
+/**
+ * The headers of a 429: `Retry-After` and `X-RateLimit-Retry-After`, both whole seconds.
+ *
+ * @param retryAfterMs - the longest wait among the denying rules
+ */
+export function retryHeaders(retryAfterMs: number): HeaderEntry[] {
+  const seconds = String(retryAfterSeconds(retryAfterMs))
+  return [
+    ['Retry-After', seconds],
+    ['X-RateLimit-Retry-After', seconds],
+  ]
+}
