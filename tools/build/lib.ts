@@ -6,6 +6,7 @@
 //    consumer's bundler nor Node needs to import JSON.
 // Any relative import left pointing at no file fails the build.
 import { execFileSync } from 'node:child_process'
+import { transformSync } from 'esbuild'
 import {
   copyFileSync,
   existsSync,
@@ -46,6 +47,11 @@ rmSync(bare, { recursive: true, force: true })
 execFileSync(process.execPath, [tsc, ...project, '--declaration', 'false', '--removeComments'], {
   stdio: 'inherit',
 })
+
+// The JSON Schema of rules documents, as the package ships it: without the indentation the
+// repository's copy keeps for reading (the same document).
+const schema: unknown = JSON.parse(readFileSync(join(root, 'rules.schema.json'), 'utf8'))
+writeFileSync(join(out, 'rules.schema.json'), JSON.stringify(schema))
 
 const rules: unknown = JSON.parse(readFileSync(join(root, 'rules.json'), 'utf8'))
 writeFileSync(
@@ -128,7 +134,12 @@ for (const file of emitted(out)) {
     (_, head: string, quote: string, specifier: string) =>
       `${head}${quote}${resolveSpecifier(file, specifier)}${quote}`
   )
-  if (rewritten !== text) writeFileSync(file, rewritten)
+  // The JavaScript without indentation and blank lines (names kept: stack traces read as the
+  // sources do): consumers bundle it, and it keeps the package within its 150 kB.
+  const shipped = file.endsWith('.js')
+    ? transformSync(rewritten, { minifyWhitespace: true, format: 'esm', target: 'es2024' }).code
+    : rewritten
+  if (shipped !== text) writeFileSync(file, shipped)
   files += 1
 }
 // A declaration no entry's types lead to is only weight: consumers import the entries alone.

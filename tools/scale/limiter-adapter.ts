@@ -10,7 +10,7 @@
  * where its first isolate called it), which leases from the key's root object. `exact` runs
  * `charge()` with a `LimiterIsolate` per isolate (coalescing and the block cache included).
  */
-import { DEFAULT_SETTINGS } from '../../src/http/settings'
+import { DEFAULT_SETTINGS } from '../../src/http/shared/settings'
 import { charge, type ChargeCall, type ChargeResult } from '../../src/limiter/client'
 import { LimiterIsolate } from '../../src/limiter/isolate'
 import { LeaseBook } from '../../src/limiter/leases'

@@ -104,9 +104,9 @@ function row(rule: Explained, reset: (rule: string, key: string) => void): HTMLE
     h(
       'td',
       { class: 'key' },
-      rule.key ? keyLabel(rule.rule, rule.key) : '',
+      h('span', { class: 'key-label' }, rule.key ? keyLabel(rule.rule, rule.key) : ''),
       // A rule that hides its keys shows this hash of it in the live view, metrics and alerts.
-      rule.hash ? h('div', { class: 'note' }, `shown as ${rule.hash}`) : ''
+      rule.hash ? h('div', { class: 'note key-hash' }, `shown as ${rule.hash}`) : ''
     ),
     h('td', {}, `${rule.remaining ?? '?'} of ${rule.limit ?? '?'}`),
     h('td', {}, verdict),

@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { UNENFORCED_HEADER } from '../../src/http/rate-limit'
-import type { LimiterNamespace } from '../../src/limiter/client'
-import { client, rules } from '../support/http'
+import { UNENFORCED_HEADER } from '../../../src/http/request/rate-limit'
+import type { LimiterNamespace } from '../../../src/limiter/client'
+import { client, rules } from '../../support/http'
 
 // Leased quotas pass through two tiers: the isolate's location object, then the key's root
 // object. Each can fail (the rule id picks how, see `FlakyLimiterObject`); the request gets its
