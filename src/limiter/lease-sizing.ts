@@ -39,6 +39,18 @@ export const LOCATION_PACING: Pacing = {
 const REFILL_MARGIN_MS = 10
 
 /**
+ * How long a lessee of a scarce key waits between asks: three quarters to five quarters of the
+ * horizon, by its own `spread` (a horizon on average), so lessees that found the key scarce
+ * together ask again apart, and each knows when its next ask comes.
+ *
+ * @param horizonMs - the lessor's horizon
+ * @param spread - the lessee's place in `[0, 1)` ({@link spreadOf})
+ */
+export function scarceWaitMs(horizonMs: number, spread: number): number {
+  return horizonMs * (0.75 + 0.5 * spread)
+}
+
+/**
  * The horizon a lessor gives its lessees: long enough that `lessees` calling once per horizon
  * make its target of calls per second, within its bounds.
  *
@@ -90,7 +102,7 @@ export function batchSize(
   nowMs: number,
   endMargin = END_MARGIN
 ): number {
-  const leftMs = isWindowed(policy) ? windowOf(policy, nowMs) + policy.periodMs - nowMs : horizonMs
+  const leftMs = isWindowed(policy) ? windowOf(policy, nowMs) + policy.periodMs - nowMs : Infinity
   const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, endMargin * leftMs)
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
 }
@@ -145,8 +157,15 @@ export interface RefillPlan {
  */
 export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: number): RefillPlan {
   const { ratePerMs, horizonMs, roundTripMs, spread } = lessee
-  const batch = batchSize(policy, ratePerMs, horizonMs, nowMs, lessee.scarce ? 1 : END_MARGIN)
   const lead = 2 * roundTripMs + REFILL_MARGIN_MS
+  // A scarce key's lessee holds what it spends until its next ask, no more: a surplus held by
+  // the lessees served first is room the others, asking later, no longer find.
+  const batch = lessee.scarce
+    ? Math.min(
+        batchSize(policy, ratePerMs, horizonMs, nowMs, 1),
+        scarceBatch(policy, ratePerMs, scarceWaitMs(horizonMs, spread) + lead)
+      )
+    : batchSize(policy, ratePerMs, horizonMs, nowMs)
   const below = Math.min(ratePerMs * Math.max(horizonMs / 2, lead), batch / 2)
   if (!isWindowed(policy))
     return {
@@ -169,6 +188,12 @@ export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: n
     aheadWanted: leftMs <= 2 * horizonMs + lead,
     aheadDue: leftMs <= lead + (1 + spread) * horizonMs,
   }
+}
+
+/** A scarce key's batch: its demand until the next ask, at most {@link batchCap}. */
+function scarceBatch(policy: LeasablePolicy, ratePerMs: number, untilNextAskMs: number): number {
+  const wanted = ratePerMs * untilNextAskMs
+  return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
 }
 
 /**

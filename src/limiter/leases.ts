@@ -39,6 +39,7 @@ import {
   DEFAULT_HORIZON_MS,
   refillPlan,
   samePolicy,
+  scarceWaitMs,
   spreadOf,
   type LesseeState,
 } from './lease-sizing'
@@ -51,9 +52,20 @@ import { clientStats, type ClientStats } from './stats'
 export const QUIET_MS = 1_000
 /** Keys a book keeps, least recently used dropped first (their units handed back). */
 const MAX_KEYS = 10_000
-/** Until when a key found scarce at `nowMs` stays so: its window's end, or two horizons. */
-function scarceUntil(policy: LeasablePolicy, nowMs: number, horizonMs: number): number {
-  return isWindowed(policy) ? windowOf(policy, nowMs) + policy.periodMs : nowMs + 2 * horizonMs
+/**
+ * Until when a key found scarce at `nowMs` stays so: for a book whose lessor is the root, a
+ * window's end (a full window's room comes back only as the window slides on); else two horizons
+ * (an isolate's lessor, its location, is short of units only until its own next grant).
+ */
+function scarceUntil(
+  policy: LeasablePolicy,
+  nowMs: number,
+  horizonMs: number,
+  forWindow: boolean
+): number {
+  return forWindow && isWindowed(policy)
+    ? windowOf(policy, nowMs) + policy.periodMs
+    : nowMs + 2 * horizonMs
 }
 
 /** The least a lessee waits before asking an overloaded lessor again (ms). */
@@ -74,6 +86,8 @@ export interface LeaseBookOptions {
   id?: string
   /** Where the isolate is (`request.cf.colo`), if known from the start. */
   location?: string
+  /** A key its lessor found scarce stays so for the rest of its window (a root's lessee). */
+  scarceForWindow?: boolean
 }
 
 /** A key and the limit its units are counted under. */
@@ -100,6 +114,7 @@ export class LeaseBook {
   readonly #stats: () => ClientStats
   readonly #background = new Set<Promise<unknown>>()
   #location: string | undefined
+  readonly #scarceForWindow: boolean
   /** Where in a horizon this book asks for the next window's units on its own. */
   readonly #spread: number
   #lastSweepMs = 0
@@ -113,6 +128,7 @@ export class LeaseBook {
     this.id = options.id ?? crypto.randomUUID()
     this.#spread = spreadOf(this.id)
     this.#location = options.location
+    this.#scarceForWindow = options.scarceForWindow ?? false
   }
 
   /**
@@ -194,7 +210,7 @@ export class LeaseBook {
       }
       // The lessor said the key is scarce: no more asks until its horizon has passed.
       if (!lease.pending && nowMs < lease.quietUntilMs) {
-        lease.demandSinceReserve += min
+        lease.demandSinceReserve += max
         return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
       }
       const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * to.timeoutMs
@@ -212,17 +228,17 @@ export class LeaseBook {
         // decision, not a failure: deny until a horizon has passed (never fail open on load).
         const nowMs = this.#now()
         lease.quietUntilMs = nowMs + Math.max(lease.horizonMs, OVERLOAD_QUIET_MS)
-        lease.demandSinceReserve += min
+        lease.demandSinceReserve += max
         return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
       }
       const { granted, decision } = outcome.reservation
       // Denied for a cost no greater than this one: so is this request.
       if (granted === 0 && pending.minUnits > 0 && pending.minUnits <= min) {
-        lease.demandSinceReserve += min
+        lease.demandSinceReserve += max
         return { granted: 0, decision, waited }
       }
       if (granted === 0 && outcome.reservation.scarce && pending.minUnits === 0) {
-        lease.demandSinceReserve += min
+        lease.demandSinceReserve += max
         return { granted: 0, decision: this.#quiet(lease, this.#now()), waited }
       }
     }
@@ -399,16 +415,18 @@ export class LeaseBook {
     lease.snapshot = reservation.decision
     lease.horizonMs = reservation.horizonMs
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
-    // Once scarce, a key stays so for the rest of its window (for a bucket, two horizons): its
-    // lessee then asks once per horizon, what it may take, whatever each answer says. Asks shrink
-    // near a window's end and are granted in full; the room that keeps coming in is still there
-    // to collect, at the pace the lessor set.
+    // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
+    // per horizon, for what it spends until its next ask, whatever each answer says. The room
+    // that keeps coming in is still there to collect, at the pace the lessor set.
     if (reservation.scarce)
-      lease.scarceUntilMs = scarceUntil(lease.policy, nowMs, reservation.horizonMs)
-    // Each lessee waits its own share of a horizon (three quarters to five quarters of it, a
-    // horizon on average): lessees that found the key scarce together ask again apart.
+      lease.scarceUntilMs = scarceUntil(
+        lease.policy,
+        nowMs,
+        reservation.horizonMs,
+        this.#scarceForWindow
+      )
     if (nowMs < lease.scarceUntilMs)
-      lease.quietUntilMs = nowMs + reservation.horizonMs * (0.75 + 0.5 * this.#spread)
+      lease.quietUntilMs = nowMs + scarceWaitMs(reservation.horizonMs, this.#spread)
     for (const lot of lotsOf(reservation)) addLot(lease, lot)
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
     if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)

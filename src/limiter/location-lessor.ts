@@ -49,6 +49,7 @@ export class LocationLessor {
       id: name,
       now: this.#now,
       stats: this.#stats,
+      scarceForWindow: true,
       // An object runs on while it has calls in flight: nothing to extend.
       keepAlive: options.keepAlive ?? (() => undefined),
     })

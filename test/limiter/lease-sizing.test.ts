@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import {
+  batchCap,
+  batchSize,
+  horizonFor,
+  LOCATION_PACING,
+  refillPlan,
+  ROOT_PACING,
+  scarceWaitMs,
+  spreadOf,
+  type LesseeState,
+} from '../../src/limiter/lease-sizing'
+
+const MINUTE = 60_000
+const window: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, periodMs: MINUTE }
+const bucket: LeasablePolicy = {
+  algorithm: 'token-bucket',
+  limit: 6_000_000,
+  periodMs: MINUTE,
+  burst: 6_000_000,
+}
+/** 100 units a second, a 2 s horizon, a 20 ms round trip. */
+const lessee = (fields: Partial<LesseeState> = {}): LesseeState => ({
+  ratePerMs: 0.1,
+  horizonMs: 2_000,
+  roundTripMs: 20,
+  spread: 0.5,
+  scarce: false,
+  ...fields,
+})
+/** 10 s into a minute's window. */
+const early = 10 * MINUTE + 10_000
+
+describe('horizonFor', () => {
+  it('grows with the lessees so that calls per second stay at the target, within bounds', () => {
+    expect(horizonFor(300, ROOT_PACING)).toBe(2_000)
+    expect(horizonFor(3_000, ROOT_PACING)).toBe(ROOT_PACING.maxHorizonMs)
+    expect(horizonFor(1, ROOT_PACING)).toBe(ROOT_PACING.minHorizonMs)
+    expect(horizonFor(10, LOCATION_PACING)).toBe(LOCATION_PACING.minHorizonMs)
+    expect(horizonFor(0, LOCATION_PACING)).toBe(LOCATION_PACING.minHorizonMs)
+  })
+})
+
+describe('batchSize', () => {
+  it('holds one and a half horizons of demand, at most an eighth of the capacity', () => {
+    expect(batchSize(window, 0.1, 2_000, early)).toBe(300)
+    expect(batchSize(window, 10_000, 2_000, early)).toBe(batchCap(window))
+    expect(batchCap(window)).toBe(750_000)
+  })
+
+  it('holds nothing for a key slower than a unit over that time', () => {
+    expect(batchSize(window, 0.0001, 2_000, early)).toBe(0)
+  })
+
+  it("shrinks to the window's rest near its end, with a margin", () => {
+    const nearEnd = 11 * MINUTE - 1_000
+    expect(batchSize(window, 0.1, 2_000, nearEnd)).toBe(125)
+    expect(batchSize(window, 0.1, 2_000, nearEnd, 1)).toBe(100)
+    expect(batchSize(bucket, 0.1, 2_000, nearEnd)).toBe(300)
+  })
+})
+
+describe('refillPlan', () => {
+  it('refills at half a horizon of demand, and asks for the next window only near its start', () => {
+    const plan = refillPlan(window, lessee(), early)
+    expect(plan).toMatchObject({ batch: 300, refillBelow: 100, aheadWanted: false, aheadDue: false })
+    expect(plan.nextWindowMs).toBe(11 * MINUTE)
+    const late = refillPlan(window, lessee(), 11 * MINUTE - 3_000)
+    expect(late).toMatchObject({ aheadWanted: true, aheadDue: true, nextBatch: 300 })
+  })
+
+  it('stops refilling in the last half horizon of a window', () => {
+    expect(refillPlan(window, lessee(), 11 * MINUTE - 900).refillBelow).toBe(0)
+    expect(refillPlan(bucket, lessee(), 11 * MINUTE - 900).refillBelow).toBeGreaterThan(0)
+  })
+
+  it("holds only a scarce key's demand until the lessee's next ask", () => {
+    for (const spread of [0, 0.5, 0.99]) {
+      const plan = refillPlan(window, lessee({ scarce: true, spread }), early)
+      const untilNextAsk = scarceWaitMs(2_000, spread) + 2 * 20 + 10
+      expect(plan.batch).toBe(Math.ceil(0.1 * untilNextAsk))
+      expect(plan.batch).toBeLessThan(refillPlan(window, lessee({ spread }), early).batch)
+    }
+  })
+})
+
+describe('scarceWaitMs and spreadOf', () => {
+  it('spread lessees over three quarters to five quarters of a horizon', () => {
+    const spreads = Array.from({ length: 1_000 }, (_, i) => spreadOf(`isolate-${i}`))
+    expect(Math.min(...spreads)).toBeGreaterThanOrEqual(0)
+    expect(Math.max(...spreads)).toBeLessThan(1)
+    const mean = spreads.reduce((sum, spread) => sum + spread, 0) / spreads.length
+    expect(mean).toBeGreaterThan(0.45)
+    expect(mean).toBeLessThan(0.55)
+    expect(scarceWaitMs(2_000, 0)).toBe(1_500)
+    expect(scarceWaitMs(2_000, 0.5)).toBe(2_000)
+    expect(spreadOf('a')).toBe(spreadOf('a'))
+  })
+})

@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import type { Upstream } from '../../src/limiter/lease-calls'
+import { scarceWaitMs, spreadOf } from '../../src/limiter/lease-sizing'
+import { LeaseBook } from '../../src/limiter/leases'
+import type { ReserveAsk, Reservation } from '../../src/limiter/reservation'
+import { ClientStats } from '../../src/limiter/stats'
+
+const MINUTE = 60_000
+const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, periodMs: MINUTE }
+const ref = { ruleId: 'scarce', key: 'k', policy }
+const HORIZON = 400
+
+/** A lessor that grants `room()` at most and says scarce when it gave less than asked. */
+function lessor(room: () => number) {
+  const asks: { atMs: number; ask: ReserveAsk }[] = []
+  let clock = 0
+  const upstream: Upstream = {
+    timeoutMs: 1_000,
+    reserve(_lease, _policy, ask): Promise<Reservation> {
+      asks.push({ atMs: clock, ask })
+      const offered = Math.min(ask.units, room())
+      const granted = offered >= ask.minUnits ? offered : 0
+      return Promise.resolve({
+        granted,
+        decision: {
+          allowed: true,
+          limit: policy.limit,
+          remaining: 0,
+          resetAtMs: 0,
+          retryAfterMs: 0,
+        },
+        chargedAtMs: clock,
+        validUntilMs: Math.floor(clock / MINUTE) * MINUTE + MINUTE,
+        epoch: 'e',
+        horizonMs: HORIZON,
+        scarce: granted < ask.units,
+      })
+    },
+    refund: () => Promise.resolve(),
+  }
+  return { upstream, asks, setClock: (ms: number) => (clock = ms) }
+}
+
+/** A book on a fake clock that takes one unit every `everyMs` from `startMs` until `endMs`. */
+async function drive(
+  book: LeaseBook,
+  to: ReturnType<typeof lessor>,
+  clock: { ms: number },
+  startMs: number,
+  endMs: number,
+  everyMs: number,
+  max = 1
+): Promise<{ allowed: number; denied: number }> {
+  let allowed = 0
+  let denied = 0
+  for (clock.ms = startMs; clock.ms < endMs; clock.ms += everyMs) {
+    to.setClock(clock.ms)
+    const taken = await book.take(to.upstream, ref, 1, max)
+    if (taken.granted > 0) allowed++
+    else denied++
+    await book.settled()
+  }
+  return { allowed, denied }
+}
+
+describe('a lease book on a scarce key', () => {
+  const start = 10 * MINUTE + 5_000
+  for (const [who, scarceForWindow] of [
+    ['an isolate (its location is its lessor)', false],
+    ["a location's object (the root is its lessor)", true],
+  ] as const) {
+    it(`${who}: once told scarce, asks once per wait for its demand until the next ask`, async () => {
+      const clock = { ms: start }
+      const id = `book-${who}`
+      const book = new LeaseBook({
+        id,
+        now: () => clock.ms,
+        stats: new ClientStats(0),
+        keepAlive: () => undefined,
+        scarceForWindow,
+      })
+      let room = 5
+      const to = lessor(() => room)
+      // 1 unit per ms of demand; the lessor has 5 units at each ask: scarce.
+      const first = await drive(book, to, clock, start, start + 3_000, 1)
+      const asks = to.asks.filter((a) => a.atMs >= start + 1_000)
+      const wait = scarceWaitMs(HORIZON, spreadOf(id))
+      // Scarce: one ask per wait, each for the demand until the next ask (1 unit per ms).
+      expect(asks.length).toBeGreaterThanOrEqual(Math.floor(2_000 / wait) - 1)
+      expect(asks.length).toBeLessThanOrEqual(Math.ceil(2_000 / wait) + 1)
+      for (const { ask } of asks) expect(ask.units).toBeGreaterThanOrEqual(Math.floor(wait))
+      for (const { ask } of asks) expect(ask.units).toBeLessThan(1.6 * wait)
+      expect(first.denied).toBeGreaterThan(2_500)
+
+      // The lessor has room again: what is denied is the rest of the last wait, no more.
+      room = 1_000_000
+      const second = await drive(book, to, clock, start + 3_000, start + 6_000, 1)
+      expect(second.denied).toBeLessThanOrEqual(Math.ceil(wait))
+      // An isolate's lessor (its location) is short only until its next grant: past two
+      // horizons the isolate refills as it needs. A root's lessee stays paced to the window's end.
+      clock.ms = to.asks.at(-1)!.atMs + 1
+      expect(book.isQuiet(ref)).toBe(scarceForWindow)
+    })
+  }
+
+  it('counts denied demand as what was asked for, so its next ask is sized by it', async () => {
+    const clock = { ms: start }
+    const book = new LeaseBook({
+      id: 'counts',
+      now: () => clock.ms,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+    })
+    const to = lessor(() => 0)
+    // As a location's object is asked: each ask needs 1 and wants 5 (an isolate's batch).
+    await drive(book, to, clock, start, start + 2_000, 5, 5)
+    const last = to.asks.at(-1)!.ask
+    // 1 unit per ms wanted, all denied: the ask is still about a wait's demand.
+    expect(last.units).toBeGreaterThan(0.5 * scarceWaitMs(HORIZON, spreadOf('counts')))
+  })
+})
