@@ -21,7 +21,7 @@ import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
 import type { LeaseKey, Lot } from './key-lease'
-import { horizonFor, ROOT_PACING } from './lease-sizing'
+import { horizonFor, ROOT_PACING, SCARCE_ROOT_PACING } from './lease-sizing'
 import { Lessees } from './lessees'
 import { LocationLessor } from './location-lessor'
 import type { ObjectNamespace } from './object-name'
@@ -70,7 +70,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
   #waiters: (() => void)[] = []
   /** The lessees of a root object (leased quotas), for their pacing. */
   readonly #lessees = new Lessees()
-  /** Until when a root object charges nothing ahead (its key was short of room lately). */
+  /** Until when a root object charges a sliding window nothing ahead (short of room lately). */
   #scarceUntilMs = 0
   /** What this object does as a key's object in one location (leased quotas), once asked. */
   #location: LocationLessor | undefined
@@ -127,11 +127,16 @@ export class RateLimiterObject extends DurableObject implements Lessor {
   reserve(policy: LeasablePolicy, ask: LesseeAsk): Reservation {
     const nowMs = Date.now()
     this.#lessees.note(ask.lessee, nowMs)
-    const horizonMs = horizonFor(this.#lessees.count(nowMs), ROOT_PACING)
+    const pacing = nowMs < this.#scarceUntilMs ? SCARCE_ROOT_PACING : ROOT_PACING
+    const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing)
     const current = this.#read(policy)
-    // While the current window has less room than is asked of it, nothing is charged ahead:
-    // what the next window took would be room this one could still use as its previous slides out.
-    const ahead = nowMs >= this.#scarceUntilMs ? ask : { ...ask, nextUnits: 0 }
+    // While a sliding window has less room than is asked of it, nothing is charged ahead: what
+    // the next window took would be room this one could still use as its previous slides out.
+    // (A fixed window's next count is its own: asks ahead take nothing from the current one.)
+    const ahead =
+      nowMs >= this.#scarceUntilMs || policy.algorithm !== 'sliding-window'
+        ? ask
+        : { ...ask, nextUnits: 0 }
     const reserved = reserveKey(current, policy, nowMs, ahead)
     if (reserved.state !== undefined && reserved.state !== current)
       this.#write(policy, reserved.state)

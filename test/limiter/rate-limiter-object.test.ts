@@ -2,8 +2,11 @@ import { env } from 'cloudflare:workers'
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it, vi } from 'vitest'
 import type { Policy } from '../../src/algorithms'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { alarmJitterMs, MAX_ALARM_JITTER_MS } from '../../src/limiter/alarm-jitter'
+import { horizonFor, ROOT_PACING, SCARCE_ROOT_PACING } from '../../src/limiter/lease-sizing'
 import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
+import { freezeClock } from '../support/clock'
 
 const hourly: Policy = { algorithm: 'sliding-window', limit: 100, periodMs: 3_600_000 }
 const bucket: Policy = { algorithm: 'token-bucket', limit: 100, periodMs: 3_600_000, burst: 100 }
@@ -153,4 +156,37 @@ describe('RateLimiterObject', () => {
     await stub.reset()
     expect((await stub.charge({ ...hourly, limit: 1 }, 1)).allowed).toBe(true)
   })
+
+  it.each(['sliding-window', 'fixed-window'] as const)(
+    'as a root, paces its lessees more tightly while short of room, and charges a %s ahead accordingly',
+    async (algorithm) => {
+      const HOUR = 3_600_000
+      const policy: LeasablePolicy = { algorithm, limit: 1_000, periodMs: HOUR }
+      const stub = env.LIMITER.getByName(`root-pacing-${algorithm}`)
+      const hourMs = Math.ceil(freezeClock() / HOUR) * HOUR
+      try {
+        const lessees = Array.from({ length: 400 }, (_, i) => `location-${i}`)
+        const ask = (lessee: string, units: number, nextUnits = 0) =>
+          stub.reserve(policy, { lessee, units, minUnits: 0, nextUnits })
+        // 800 spent in the previous hour; 400 lessees, with room for all: the usual pace.
+        vi.setSystemTime(hourMs - 1_000)
+        await ask('previous', 800)
+        vi.setSystemTime(hourMs + 0.9 * HOUR)
+        for (const lessee of lessees.slice(0, -1)) await ask(lessee, 1)
+        const roomy = await ask(lessees.at(-1)!, 1)
+        expect(roomy.horizonMs).toBe(horizonFor(400, ROOT_PACING))
+        // An ask larger than the room takes the rest of it: short of room, and a tighter pace.
+        const short = await ask(lessees[0]!, 5_000)
+        expect(short.scarce).toBe(true)
+        const next = await ask(lessees[1]!, 1, 10)
+        expect(next.horizonMs).toBe(horizonFor(400, SCARCE_ROOT_PACING))
+        expect(next.horizonMs).toBeLessThan(roomy.horizonMs)
+        // The next window has room (the previous hour's 800 weigh 80 now, nothing then), but a
+        // sliding window's room ahead is room this one regains: not charged. A fixed window's is.
+        expect(next.next === undefined).toBe(algorithm === 'sliding-window')
+      } finally {
+        vi.useRealTimers()
+      }
+    }
+  )
 })
