@@ -5,7 +5,7 @@
  */
 import type { FailMode } from '../../src/types'
 import type { Mode } from './limiter-adapter'
-import type { RunOptions } from './run'
+import type { RunOptions } from './run-options'
 import {
   ALGORITHMS,
   DEFAULT_DEMAND,

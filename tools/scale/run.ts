@@ -5,49 +5,24 @@
  * virtual time ({@link VirtualClock}), deterministic by seed. Runs under Node (the CLI) and in
  * workerd (the tests) alike.
  */
-import type { FailMode } from '../../src/types'
 import { Fleet } from './fleet'
 import {
   limiterClient,
   OBJECT_CLASS,
   rootObjectName,
-  type Mode,
   type SimRequest,
   type Verdict,
 } from './limiter-adapter'
 import { Metrics } from './metrics'
 import { SimNamespace, type NamespaceView } from './namespace'
 import { stream } from './random'
-import { planScenario, type AlgorithmName, type ScenarioName } from './scenarios'
+import type { RunOptions } from './run-options'
+import { planScenario } from './scenarios'
 import { summarise, type Summary } from './summary'
 import { Arrivals } from './traffic'
 import { drainMicrotasks, VirtualClock } from './virtual-time'
 import { buildWorld } from './world'
 import type { SecondRow } from './metrics'
-
-/** What one run simulates. */
-export interface RunOptions {
-  scenario: ScenarioName
-  mode: Mode
-  algorithm: AlgorithmName
-  isolates: number
-  locations: number
-  /** Demand as a multiple of the limit's rate. */
-  demand: number
-  seconds: number
-  seed: number
-  /** Time one call occupies an object (ms). */
-  serviceMs: number
-  /** Calls that may wait at an object before it answers "overloaded". */
-  queueBound: number
-  /** Mean isolate lifetime (s); `Infinity`: no churn. */
-  meanLifeS: number
-  /** How long a restarting object is unavailable (ms). */
-  restartMs: number
-  /** Seconds left out of rates, shares and percentiles (every isolate starts cold). */
-  warmupS: number
-  failMode: FailMode
-}
 
 /** What a run measured. */
 export interface RunResult {

@@ -6,7 +6,7 @@
  */
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import type { Metrics } from './metrics'
-import type { RunOptions } from './run'
+import type { RunOptions } from './run-options'
 
 /** One run's figures. */
 export interface Summary {
