@@ -231,6 +231,27 @@ export async function resetKey(
 }
 
 /**
+ * Drops what this isolate and its location's object hold of a leased key an admin reset (both
+ * were charged in the state the reset wiped). Never throws.
+ *
+ * @param namespace - the `LIMITER` binding
+ * @param key - the rule and limit key
+ * @param timeoutMs - the longest wait
+ */
+export async function forgetLeases(
+  namespace: LimiterNamespace,
+  key: KeyRef,
+  timeoutMs: number
+): Promise<void> {
+  const placement = key.rule.placement
+  await isolateLeases().forgetHere(
+    namespace,
+    { ruleId: key.rule.id, ...(placement ? { placement } : {}), key: key.key },
+    timeoutMs
+  )
+}
+
+/**
  * Frees a concurrency slot. Never throws: a release that fails is covered by the lease expiry.
  *
  * @param namespace - the `LIMITER` binding

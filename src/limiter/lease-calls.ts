@@ -33,6 +33,8 @@ export interface Upstream {
    * which only errs on the safe side.
    */
   refund(lease: LeaseKey, policy: LeasablePolicy, lot: Lot): Promise<void>
+  /** Has the lessor drop what it holds of a key that was reset. Never throws. */
+  forget?(lease: LeaseKey): Promise<void>
 }
 
 /** Where a lessee's calls are counted, how long they may take, and who it is. */
@@ -127,6 +129,8 @@ export function locationUpstream(
       ),
     refund: (lease, policy, lot) =>
       quietly(options, lease, async () => (await stub(lease)).subrefund(keyOf(lease), policy, lot)),
+    forget: (lease) =>
+      quietly(options, lease, async () => (await stub(lease)).subforget(keyOf(lease))),
   }
 }
 

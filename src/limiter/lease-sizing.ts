@@ -26,7 +26,7 @@ export interface Pacing {
 }
 
 /** The key's root object: a few hundred locations call it about once a second at most each. */
-export const ROOT_PACING: Pacing = { callsPerSecond: 150, minHorizonMs: 250, maxHorizonMs: 4_000 }
+export const ROOT_PACING: Pacing = { callsPerSecond: 150, minHorizonMs: 50, maxHorizonMs: 4_000 }
 
 /**
  * The key's root object while its key is short of room: what lessees hold between asks is then
@@ -172,7 +172,9 @@ export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: n
         batchSize(policy, ratePerMs, horizonMs, nowMs, 1),
         scarceBatch(policy, ratePerMs, scarceWaitMs(horizonMs, spread) + lead)
       )
-    : batchSize(policy, ratePerMs, horizonMs, nowMs)
+    : // A lessee far from its lessor holds at least two refills' travel of its demand, so that a
+      // refill lands before it runs out.
+      batchSize(policy, ratePerMs, Math.max(horizonMs, (2 * lead) / BATCH_HORIZONS), nowMs)
   const below = Math.min(ratePerMs * Math.max(horizonMs / 2, lead), batch / 2)
   if (!isWindowed(policy))
     return {

@@ -217,7 +217,9 @@ export class LeaseBook {
       const pending =
         lease.pending && !stale
           ? lease.pending
-          : this.#reserve(lease, nowMs, min - held.now + lease.waiting, min - held.now)
+          : // What the caller wants, not only what it needs: a location's object asking the
+            // root for an isolate fetches that isolate's batch in the same round trip.
+            this.#reserve(lease, nowMs, max - held.now + lease.waiting, min - held.now)
       waited = true
       lease.waiting += min
       const outcome = await pending.promise
@@ -261,13 +263,14 @@ export class LeaseBook {
   }
 
   /**
-   * Whether the key's lessor said it is scarce, and the horizon is not over yet.
+   * How long until this book asks the key's lessor again, when its lessor said the key is
+   * scarce (ms; 0 when it may ask now).
    *
    * @param ref - the key
    */
-  isQuiet(ref: LeaseKey): boolean {
+  quietForMs(ref: LeaseKey): number {
     const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
-    return lease !== undefined && this.#now() < lease.quietUntilMs
+    return lease === undefined ? 0 : Math.max(0, lease.quietUntilMs - this.#now())
   }
 
   /**
@@ -294,6 +297,25 @@ export class LeaseBook {
    */
   forget(ruleId: string, key: string): void {
     this.#leases.delete(leaseId(ruleId, key))
+  }
+
+  /**
+   * Drops a key's lease here and in this isolate's location object, without handing units back:
+   * the key was reset, and what was leased before was charged in the state the reset wiped.
+   * Other locations' objects and isolates keep theirs until their leases end.
+   *
+   * @param namespace - the `LIMITER` binding
+   * @param ref - the key
+   * @param timeoutMs - the longest wait for the location's object
+   */
+  async forgetHere(namespace: ObjectNamespace, ref: LeaseKey, timeoutMs: number): Promise<void> {
+    this.forget(ref.ruleId, ref.key)
+    const to = locationUpstream(namespace, this.#location ?? UNKNOWN_LOCATION, {
+      stats: this.#stats(),
+      timeoutMs,
+      lessee: this.id,
+    })
+    await to.forget?.(ref)
   }
 
   /**
@@ -418,14 +440,17 @@ export class LeaseBook {
     // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
     // per horizon, for what it spends until its next ask, whatever each answer says. The room
     // that keeps coming in is still there to collect, at the pace the lessor set.
-    if (reservation.scarce)
+    if (reservation.refillInMs !== undefined) {
+      // A lessor that is itself short until its own next ask: come back then.
+      if (reservation.scarce) lease.quietUntilMs = nowMs + reservation.refillInMs
+    } else if (reservation.scarce)
       lease.scarceUntilMs = scarceUntil(
         lease.policy,
         nowMs,
         reservation.horizonMs,
         this.#scarceForWindow
       )
-    if (nowMs < lease.scarceUntilMs)
+    if (nowMs < lease.scarceUntilMs && reservation.refillInMs === undefined)
       lease.quietUntilMs = nowMs + scarceWaitMs(reservation.horizonMs, this.#spread)
     for (const lot of lotsOf(reservation)) addLot(lease, lot)
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.

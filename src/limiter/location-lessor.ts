@@ -9,7 +9,7 @@
 import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LeaseKey, Lot } from './key-lease'
 import { rootUpstream, type Upstream } from './lease-calls'
-import { horizonFor, LOCATION_PACING } from './lease-sizing'
+import { horizonFor, LOCATION_PACING, spreadOf } from './lease-sizing'
 import { LeaseBook, QUIET_MS } from './leases'
 import { Lessees } from './lessees'
 import type { ObjectNamespace } from './object-name'
@@ -22,6 +22,12 @@ import { ClientStats } from './stats'
  * unreachable: its rule's fail mode) rather than timing out itself.
  */
 export const LOCATION_TIMEOUT_MS = 600
+
+/**
+ * Isolates told when this object refills come back over this share of the time its isolates
+ * take to call once each at its target rate.
+ */
+const REFILL_SPREAD = 0.25
 
 /** The share of an isolate's wait a location's object gives its own call to the root. */
 const BUDGET_SHARE = 0.6
@@ -86,8 +92,14 @@ export class LocationLessor {
         : undefined
     // Scarce when the need was refused, or on the root's word: units this object lacks for a
     // moment it fetches.
-    const scarce =
-      taken.granted < ask.minUnits || (taken.granted < ask.units && this.#book.isQuiet(lease))
+    const quietMs = this.#book.quietForMs(lease)
+    const scarce = taken.granted < ask.minUnits || (taken.granted < ask.units && quietMs > 0)
+    // Isolates turned away come back when this object asks the root again, each at its own
+    // point of a stretch that grows with their number, so they do not all call at once.
+    const lessees = this.#lessees.count(nowMs)
+    const refillInMs =
+      quietMs +
+      (spreadOf(ask.lessee) * REFILL_SPREAD * lessees * 1000) / LOCATION_PACING.callsPerSecond
     return {
       granted: taken.granted,
       decision: taken.decision,
@@ -106,6 +118,7 @@ export class LocationLessor {
         : {}),
       horizonMs,
       scarce,
+      refillInMs,
     }
   }
 
@@ -122,6 +135,15 @@ export class LocationLessor {
     if (!this.#book.takeBack({ ...lease, policy }, lot))
       void this.#root(root, LOCATION_TIMEOUT_MS).refund(lease, policy, lot)
     this.#watchIdle()
+  }
+
+  /**
+   * Drops what this object holds of a key (it was reset: those units are gone).
+   *
+   * @param lease - the key
+   */
+  forget(lease: LeaseKey): void {
+    this.#book.forget(lease.ruleId, lease.key)
   }
 
   /**

@@ -194,6 +194,16 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     this.#lessor().takeBack(this.#rootNamespace(), lease, policy, lot)
   }
 
+  /**
+   * Drops what this location's object holds of a key an admin reset: those units were charged in
+   * the state the reset wiped.
+   *
+   * @param lease - the key
+   */
+  subforget(lease: LeaseKey): void {
+    this.#location?.forget(lease)
+  }
+
   #lessor(): LocationLessor {
     return (this.#location ??= new LocationLessor(this.#name()))
   }

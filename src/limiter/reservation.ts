@@ -68,6 +68,12 @@ export interface Reservation {
   horizonMs: number
   /** The key has less room than was asked for: ask again no sooner than `horizonMs`. */
   scarce: boolean
+  /**
+   * From a lessor that is itself a lessee (a location's object): when it asks its own lessor
+   * again, so expects units again (ms from now). A scarce answer's lessee asks again then, not a
+   * horizon later.
+   */
+  refillInMs?: number
 }
 
 /**
@@ -84,6 +90,8 @@ export interface Lessor {
   sublease(lease: LeaseKey, policy: LeasablePolicy, ask: LesseeAsk): Promise<Reservation>
   /** As a key's object in one location: takes back units an isolate did not spend. */
   subrefund(lease: LeaseKey, policy: LeasablePolicy, lot: Lot): void
+  /** As a key's object in one location: drops what it holds of a key that was reset. */
+  subforget(lease: LeaseKey): void
 }
 
 /** A {@link Lessor} as a stub calls it: every answer a promise. */

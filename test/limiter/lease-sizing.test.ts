@@ -70,6 +70,14 @@ describe('refillPlan', () => {
     expect(late).toMatchObject({ aheadWanted: true, aheadDue: true, nextBatch: 300 })
   })
 
+  it('holds at least two round trips of demand when the lessor is far', () => {
+    // A 50 ms horizon, a 300 ms round trip: two refills' travel is 2 × (2 × 300 + 10) ms.
+    const far = refillPlan(window, lessee({ horizonMs: 50, roundTripMs: 300 }), early)
+    expect(far.batch).toBe(Math.ceil(0.1 * 2 * 610))
+    expect(far.refillBelow).toBeCloseTo(0.1 * 610, 6)
+    expect(refillPlan(window, lessee({ horizonMs: 50, roundTripMs: 0 }), early).batch).toBe(8)
+  })
+
   it('stops refilling in the last half horizon of a window', () => {
     expect(refillPlan(window, lessee(), 11 * MINUTE - 900).refillBelow).toBe(0)
     expect(refillPlan(bucket, lessee(), 11 * MINUTE - 900).refillBelow).toBeGreaterThan(0)

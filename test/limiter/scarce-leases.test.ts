@@ -11,8 +11,11 @@ const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, 
 const ref = { ruleId: 'scarce', key: 'k', policy }
 const HORIZON = 400
 
-/** A lessor that grants `room()` at most and says scarce when it gave less than asked. */
-function lessor(room: () => number) {
+/**
+ * A lessor that grants `room()` at most and says scarce when it gave less than asked; with
+ * `refillInMs`, a location's object that says when it asks the root again.
+ */
+function lessor(room: () => number, refillInMs?: () => number) {
   const asks: { atMs: number; ask: ReserveAsk }[] = []
   let clock = 0
   const upstream: Upstream = {
@@ -35,6 +38,7 @@ function lessor(room: () => number) {
         epoch: 'e',
         horizonMs: HORIZON,
         scarce: granted < ask.units,
+        ...(refillInMs ? { refillInMs: refillInMs() } : {}),
       })
     },
     refund: () => Promise.resolve(),
@@ -100,9 +104,34 @@ describe('a lease book on a scarce key', () => {
       // An isolate's lessor (its location) is short only until its next grant: past two
       // horizons the isolate refills as it needs. A root's lessee stays paced to the window's end.
       clock.ms = to.asks.at(-1)!.atMs + 1
-      expect(book.isQuiet(ref)).toBe(scarceForWindow)
+      expect(book.quietForMs(ref) > 0).toBe(scarceForWindow)
     })
   }
+
+  it("comes back when a location's object says it refills, not a horizon later", async () => {
+    const clock = { ms: start }
+    const book = new LeaseBook({
+      id: 'told-when',
+      now: () => clock.ms,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+    })
+    // The location object has 5 units at each ask and asks the root again at each whole second.
+    const to = lessor(
+      () => 5,
+      () => 1_000 - (clock.ms % 1_000)
+    )
+    await drive(book, to, clock, start, start + 5_000, 1)
+    // Past the first second (the book measures its demand first): asks of more than 5.
+    const asks = to.asks.filter((a) => a.atMs >= start + 1_000)
+    expect(asks.length).toBeGreaterThanOrEqual(3)
+    const gaps = asks.slice(1).map((a, i) => a.atMs - asks[i]!.atMs)
+    // One ask a second, each just after the location's own refill (never a horizon later).
+    for (const { atMs } of asks) {
+      expect(atMs % 1_000).toBeLessThanOrEqual(1)
+    }
+    expect(gaps.every((gap) => gap > HORIZON)).toBe(true)
+  })
 
   it('counts denied demand as what was asked for, so its next ask is sized by it', async () => {
     const clock = { ms: start }

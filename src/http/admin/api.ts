@@ -17,8 +17,7 @@ import type { MiddlewareHandler } from 'hono'
 import * as v from 'valibot'
 import { HttpError } from '../../errors'
 import { JSON_BOUNDS, jsonBoundsProblem } from '../../rules'
-import { peek, resetKey } from '../../limiter/client'
-import { isolateLeases } from '../../limiter/leases'
+import { forgetLeases, peek, resetKey } from '../../limiter/client'
 import { clientStats } from '../../limiter/stats'
 import { explain, ExplainSchema } from './explain'
 import { getRules, putRules } from './rules'
@@ -96,8 +95,9 @@ export function adminApi(options: Wiring): MiddlewareHandler<LimiterEnv> {
       }
       if (method === 'DELETE') {
         await resetKey(options.namespaceOf(c), found, timeoutMs)
-        // Units this isolate leased before the reset were charged in the state it wiped.
-        isolateLeases().forget(found.rule.id, found.key)
+        // Units leased before the reset, here and in this location, were charged in the state
+        // it wiped.
+        await forgetLeases(options.namespaceOf(c), found, timeoutMs)
         return Response.json({ rule: found.rule.id, key: found.key, reset: true })
       }
       throw notAllowed('GET, DELETE')

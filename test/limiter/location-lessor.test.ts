@@ -1,0 +1,49 @@
+import { env } from 'cloudflare:workers'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import { locationName } from '../../src/limiter/lease-calls'
+import {
+  horizonFor,
+  LOCATION_PACING,
+  scarceWaitMs,
+  SCARCE_ROOT_PACING,
+  spreadOf,
+} from '../../src/limiter/lease-sizing'
+import { freezeClock } from '../support/clock'
+
+const HOUR = 3_600_000
+const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 10, periodMs: HOUR }
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe("a location's object", () => {
+  it('sub-leases what it leased from the root, and tells isolates it turns away when it refills', async () => {
+    const startMs = freezeClock()
+    vi.setSystemTime(Math.ceil(startMs / HOUR) * HOUR + 1_000)
+    const lease = { ruleId: 'location-lessor', key: 'location-lessor|k' }
+    const name = locationName(lease.key, 'test-colo')
+    const location = env.LIMITER.getByName(name)
+    const ask = (lessee: string, units: number) =>
+      location.sublease(lease, policy, { lessee, units, minUnits: 1 })
+
+    // The root has 10: all of it goes to the location, which gives the isolate what it asked.
+    const first = await ask('isolate-1', 4)
+    expect(first).toMatchObject({ granted: 4, scarce: false })
+    // More than it holds: the 6 it has, short of room (the root said so), and when it refills.
+    const second = await ask('isolate-2', 100)
+    expect(second.granted).toBe(6)
+    expect(second.scarce).toBe(true)
+    const quietMs = scarceWaitMs(horizonFor(1, SCARCE_ROOT_PACING), spreadOf(name))
+    const spreadMs = (spreadOf('isolate-2') * 0.25 * 2 * 1000) / LOCATION_PACING.callsPerSecond
+    expect(second.refillInMs).toBeCloseTo(quietMs + spreadMs, 2)
+    // Nothing left, and the root not asked again before then: denied, with the same news.
+    const third = await ask('isolate-2', 1)
+    expect(third).toMatchObject({ granted: 0, scarce: true })
+    expect(third.refillInMs).toBeCloseTo(second.refillInMs!, 2)
+    // The root's count: every unit the location handed out was charged there first.
+    const root = await env.LIMITER.getByName(lease.key).charge(policy, 0)
+    expect(root.remaining).toBe(0)
+  })
+})
