@@ -145,6 +145,7 @@ const OVERLOAD_BACKOFF_MS = 25
  */
 function timed<T>(options: CallOptions, lease: LeaseKey, send: () => Promise<T>): Promise<T> {
   const deadlineMs = Date.now() + options.timeoutMs
+  let refused: unknown
   const attempt = async (tries: number): Promise<T> => {
     const startMs = Date.now()
     try {
@@ -156,12 +157,15 @@ function timed<T>(options: CallOptions, lease: LeaseKey, send: () => Promise<T>)
       // still overloaded is then the answer, not a timeout.
       const nextEndMs = Date.now() + waitMs + (Date.now() - startMs)
       if (!isOverloaded(error) || nextEndMs >= deadlineMs) throw error
+      refused = error
       await new Promise((resolve) => setTimeout(resolve, waitMs))
       return attempt(tries + 1)
     }
   }
   return withTimeout(attempt(0), options.timeoutMs).catch((error: unknown) => {
-    throw unavailableOf(error)
+    // Out of time while asking an overloaded lessor again: it is overloaded, not unreachable.
+    const failure = unavailableOf(error)
+    throw refused !== undefined && failure.reason === 'timeout' ? unavailableOf(refused) : failure
   })
 }
 

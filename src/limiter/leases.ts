@@ -190,9 +190,17 @@ export class LeaseBook {
    * @param ref - the key and its policy
    * @param min - the least of use (a request's cost), or 0
    * @param max - the most wanted
+   * @param deadlineMs - past it, a request still without units is denied for now (a lessor
+   *   slow under load), rather than left to time out upstream
    * @throws {LimiterUnavailableError} when no reservation could be had
    */
-  async take(to: Upstream, ref: LeaseRef, min: number, max: number): Promise<Take> {
+  async take(
+    to: Upstream,
+    ref: LeaseRef,
+    min: number,
+    max: number,
+    deadlineMs = Number.POSITIVE_INFINITY
+  ): Promise<Take> {
     this.#sweep(this.#now())
     let waited = false
     for (;;) {
@@ -222,8 +230,12 @@ export class LeaseBook {
             this.#reserve(lease, nowMs, max - held.now + lease.waiting, min - held.now)
       waited = true
       lease.waiting += min
-      const outcome = await pending.promise
+      const outcome = await settledBy(pending.promise, deadlineMs - nowMs)
       lease.waiting -= min
+      if (outcome === undefined) {
+        lease.demandSinceReserve += max
+        return { granted: 0, decision: this.#quiet(lease, this.#now()), waited }
+      }
       if (!outcome.ok) {
         if (outcome.error.reason !== 'overloaded') throw outcome.error
         // Overloaded even after waits: the key's units cannot be had for now. That is a
@@ -545,6 +557,18 @@ export class LeaseBook {
     this.#background.add(promise)
     void promise.finally(() => this.#background.delete(promise))
     this.#keepAlive(promise)
+  }
+}
+
+/** What a promise settles to within `ms`, or `undefined` if it takes longer. */
+async function settledBy<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  if (ms === Number.POSITIVE_INFINITY) return promise
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))
+  try {
+    return await Promise.race([promise, late])
+  } finally {
+    if (timer !== undefined) clearTimeout(timer)
   }
 }
 

@@ -84,7 +84,15 @@ export class LocationLessor {
     const ref = { ...lease, policy }
     // The root is asked within part of what the isolate waits (a far root's round trip fits).
     const timeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * (ask.budgetMs ?? Infinity))
-    const taken = await this.#book.take(this.#root(root, timeoutMs), ref, ask.minUnits, ask.units)
+    // Within that time, too, a request without units is answered: denied for now, when the root
+    // is slow under load (unreachable, its call fails and the isolate's fail mode applies).
+    const taken = await this.#book.take(
+      this.#root(root, timeoutMs),
+      ref,
+      ask.minUnits,
+      ask.units,
+      nowMs + timeoutMs
+    )
     this.#watchIdle()
     const ahead =
       ask.nextUnits && ask.nextWindowMs !== undefined
