@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import type { Upstream } from '../../src/limiter/lease-calls'
 import { scarceWaitMs, spreadOf } from '../../src/limiter/lease-sizing'
@@ -131,6 +131,32 @@ describe('a lease book on a scarce key', () => {
       expect(atMs % 1_000).toBeLessThanOrEqual(1)
     }
     expect(gaps.every((gap) => gap > HORIZON)).toBe(true)
+  })
+
+  it('denies for now a request still without units at its deadline (a lessor slow under load)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const book = new LeaseBook({
+        id: 'deadline',
+        now: () => start,
+        stats: new ClientStats(0),
+        keepAlive: () => undefined,
+      })
+      const slow: Upstream = {
+        timeoutMs: 1_000,
+        reserve: () => new Promise<Reservation>(() => undefined),
+        refund: () => Promise.resolve(),
+      }
+      let settled: Awaited<ReturnType<LeaseBook['take']>> | undefined
+      void book.take(slow, ref, 1, 1, start + 50).then((taken) => (settled = taken))
+      await vi.advanceTimersByTimeAsync(49)
+      expect(settled).toBeUndefined()
+      await vi.advanceTimersByTimeAsync(1)
+      expect(settled).toMatchObject({ granted: 0, waited: true })
+      expect(settled!.decision.allowed).toBe(false)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('counts denied demand as what was asked for, so its next ask is sized by it', async () => {
