@@ -53,9 +53,10 @@ export const QUIET_MS = 1_000
 /** Keys a book keeps, least recently used dropped first (their units handed back). */
 const MAX_KEYS = 10_000
 /**
- * Until when a key found scarce at `nowMs` stays so: for a book whose lessor is the root, a
- * window's end (a full window's room comes back only as the window slides on); else two horizons
- * (an isolate's lessor, its location, is short of units only until its own next grant).
+ * Until when a key found scarce at `nowMs` stays so: for a book whose lessor is the root, two
+ * horizons past the window's end (a full window's room comes back only as the window slides on,
+ * and the pace carries over its end, where every lessee's units lapse at once); else two
+ * horizons (an isolate's lessor, its location, is short of units only until its own next grant).
  */
 function scarceUntil(
   policy: LeasablePolicy,
@@ -64,7 +65,7 @@ function scarceUntil(
   forWindow: boolean
 ): number {
   return forWindow && isWindowed(policy)
-    ? windowOf(policy, nowMs) + policy.periodMs
+    ? windowOf(policy, nowMs) + policy.periodMs + 2 * horizonMs
     : nowMs + 2 * horizonMs
 }
 
