@@ -565,7 +565,9 @@ export class LeaseBook {
 async function settledBy<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   if (ms === Number.POSITIVE_INFINITY) return promise
   let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms))))
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), Math.max(0, ms))
+  })
   try {
     return await Promise.race([promise, late])
   } finally {

@@ -64,7 +64,12 @@ describe('batchSize', () => {
 describe('refillPlan', () => {
   it('refills at half a horizon of demand, and asks for the next window only near its start', () => {
     const plan = refillPlan(window, lessee(), early)
-    expect(plan).toMatchObject({ batch: 300, refillBelow: 100, aheadWanted: false, aheadDue: false })
+    expect(plan).toMatchObject({
+      batch: 300,
+      refillBelow: 100,
+      aheadWanted: false,
+      aheadDue: false,
+    })
     expect(plan.nextWindowMs).toBe(11 * MINUTE)
     const late = refillPlan(window, lessee(), 11 * MINUTE - 3_000)
     expect(late).toMatchObject({ aheadWanted: true, aheadDue: true, nextBatch: 300 })
