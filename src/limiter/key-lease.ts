@@ -118,8 +118,9 @@ export function heldNow(lease: KeyLease, nowMs: number): { now: number; later: n
 
 /**
  * Takes `units` spendable now from the lots, the soonest to lapse first (the caller checked
- * that they are there). Returns the span the taken units may be spent in: the narrowest of the
- * lots they came from, so a sub-lease never outlives what it was cut from.
+ * that they are there; never more than there are). Returns the units taken and the span they
+ * may be spent in: the narrowest of the lots they came from, so a sub-lease never outlives what
+ * it was cut from.
  *
  * @param lease - the key's lease
  * @param units - units to take
@@ -138,7 +139,7 @@ export function takeUnits(lease: KeyLease, units: number, nowMs: number): Lot {
       ? { ...span, validUntilMs: Math.min(span.validUntilMs, lot.validUntilMs) }
       : { ...lot }
   }
-  return { ...span!, units }
+  return { ...span!, units: units - left }
 }
 
 /**

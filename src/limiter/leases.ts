@@ -211,11 +211,12 @@ export class LeaseBook {
       if (held.now >= min) {
         const units = Math.min(max, held.now)
         lease.demandSinceReserve += max
+        // Taken before a refill is planned: a refill may hand back what is held beyond need.
+        const lot = units > 0 ? takeUnits(lease, units, nowMs) : undefined
         this.#refillAhead(lease, nowMs)
-        if (units === 0) return { granted: 0, decision: this.#snapshot(lease, nowMs), waited }
-        const lot = takeUnits(lease, units, nowMs)
-        const decision = allowedFrom(this.#snapshot(lease, nowMs), held.now - units)
-        return { granted: units, lot, decision, waited }
+        if (!lot?.units) return { granted: 0, decision: this.#snapshot(lease, nowMs), waited }
+        const decision = allowedFrom(this.#snapshot(lease, nowMs), held.now - lot.units)
+        return { granted: lot.units, lot, decision, waited }
       }
       // The lessor said the key is scarce: no more asks until its horizon has passed.
       if (!lease.pending && nowMs < lease.quietUntilMs) {
