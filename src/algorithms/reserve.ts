@@ -168,16 +168,35 @@ function grantOf(units: number, minUnits: number, room: number): number {
   return room < units ? room : Math.min(units, Math.max(minUnits, Math.ceil(room * SHARE)))
 }
 
+/** A bucket's tokens held by lessees fill at most this share of its burst at its full rate. */
+const HOLD_SHARE = 0.9
+
+/**
+ * How long a bucket's granted tokens may be held: while held they count as still in the bucket
+ * (it refills only to `burst` less them; its lessor cannot know when they are spent), so tokens
+ * granted at the bucket's full rate over this time must fit in its burst: at most
+ * {@link HOLD_SHARE} of the time the bucket takes to refill its burst, and at most
+ * {@link MAX_LEASE_MS}.
+ *
+ * @param policy - a token bucket or GCRA policy
+ */
+export function bucketHoldMs(policy: TokenBucketPolicy | GcraPolicy): number {
+  const refillMs = (policy.burst * policy.periodMs) / policy.limit
+  return Math.max(1, Math.min(MAX_LEASE_MS, Math.floor(HOLD_SHARE * refillMs)))
+}
+
 /**
  * When units charged at `nowMs` must be spent by: the end of the current window for fixed and
- * sliding windows, and at most {@link MAX_LEASE_MS} later for every algorithm.
+ * sliding windows; for buckets, after {@link bucketHoldMs}; and at most {@link MAX_LEASE_MS}
+ * later for every algorithm.
  *
  * @param policy - a leasable policy
  * @param nowMs - when the units were charged (for units charged ahead: their window's start)
  */
 export function leaseEndMs(policy: LeasablePolicy, nowMs: number): number {
-  const end = nowMs + MAX_LEASE_MS
-  return isWindowed(policy) ? Math.min(end, windowOf(policy, nowMs) + policy.periodMs) : end
+  return isWindowed(policy)
+    ? Math.min(nowMs + MAX_LEASE_MS, windowOf(policy, nowMs) + policy.periodMs)
+    : nowMs + bucketHoldMs(policy)
 }
 
 /** Whether the policy counts in epoch-aligned windows. */

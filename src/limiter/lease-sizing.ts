@@ -9,7 +9,7 @@
  * horizonFor}). What lessees hold is what the key's other lessees cannot have: the early-denial
  * budget, at most the demand over the horizon per tier.
  */
-import { isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
+import { bucketHoldMs, isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
 import type { Policy } from '../algorithms'
 
 /** A batch is at most this share of the key's capacity (limit, or burst for a bucket). */
@@ -109,8 +109,11 @@ export function batchSize(
   nowMs: number,
   endMargin = END_MARGIN
 ): number {
-  const leftMs = isWindowed(policy) ? windowOf(policy, nowMs) + policy.periodMs - nowMs : Infinity
-  const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, endMargin * leftMs)
+  // A window's units must be spent by its end; a bucket's tokens within their hold.
+  const [leftMs, margin] = isWindowed(policy)
+    ? [windowOf(policy, nowMs) + policy.periodMs - nowMs, endMargin]
+    : [bucketHoldMs(policy), 1]
+  const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, margin * leftMs)
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
 import { refundKey } from '../../src/algorithms/refund'
 import {
+  bucketHoldMs,
   isLeasable,
   leaseEndMs,
   MAX_LEASE_MS,
@@ -91,6 +92,15 @@ describe('reserveKey', () => {
     expect(
       reserveKey(undefined, sliding, T0 + MINUTE - 10, { units: 2, minUnits: 1 }).validUntilMs
     ).toBe(T0 + MINUTE)
+  })
+
+  it("holds a bucket's tokens no longer than 0.9 of the time it takes to refill its burst", () => {
+    const fast: LeasablePolicy = { ...bucket, limit: 6_000_000, burst: 100_000 }
+    expect(bucketHoldMs(fast)).toBe(900) // a burst of one second of the rate
+    expect(leaseEndMs(fast, T0)).toBe(T0 + 900)
+    expect(bucketHoldMs({ ...gcra, limit: 6_000_000, burst: 1 })).toBe(1)
+    expect(bucketHoldMs(bucket)).toBe(MAX_LEASE_MS)
+    expect(reserveKey(undefined, fast, T0, { units: 10, minUnits: 1 }).validUntilMs).toBe(T0 + 900)
   })
 
   it('leases four algorithms only', () => {

@@ -61,6 +61,15 @@ describe('batchSize', () => {
   })
 })
 
+describe("a bucket's batch", () => {
+  it('is what its lessee spends while the tokens are held, no more', () => {
+    // Burst of one second of the rate: tokens are held 900 ms.
+    const fast: LeasablePolicy = { ...bucket, burst: 100_000 }
+    expect(batchSize(fast, 0.1, 2_000, early)).toBe(90)
+    expect(batchSize(fast, 0.1, 200, early)).toBe(30)
+  })
+})
+
 describe('refillPlan', () => {
   it('refills at half a horizon of demand, and asks for the next window only near its start', () => {
     const plan = refillPlan(window, lessee(), early)
