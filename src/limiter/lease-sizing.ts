@@ -57,16 +57,27 @@ export function scarceWaitMs(horizonMs: number, spread: number): number {
   return horizonMs * (0.75 + 0.5 * spread)
 }
 
+/** A horizon is at most this share of the key's period: a short limit's room comes back fast. */
+const PERIOD_SHARE = 1 / 4
+
 /**
  * The horizon a lessor gives its lessees: long enough that `lessees` calling once per horizon
- * make its target of calls per second, within its bounds.
+ * make its target of calls per second, within its bounds, and at most a quarter of the key's
+ * period (a key limited per second has room again within the second: a lessee that waited two
+ * seconds to ask again would be denied early).
  *
  * @param lessees - lessees seen lately
  * @param pacing - the lessor's target and bounds
+ * @param periodMs - the key's period, if known
  */
-export function horizonFor(lessees: number, pacing: Pacing): number {
+export function horizonFor(
+  lessees: number,
+  pacing: Pacing,
+  periodMs = Number.POSITIVE_INFINITY
+): number {
   const ms = (Math.max(1, lessees) * 1000) / pacing.callsPerSecond
-  return Math.min(pacing.maxHorizonMs, Math.max(pacing.minHorizonMs, Math.ceil(ms)))
+  const longest = Math.min(pacing.maxHorizonMs, PERIOD_SHARE * periodMs)
+  return Math.max(1, Math.min(longest, Math.max(pacing.minHorizonMs, Math.ceil(ms))))
 }
 
 /**

@@ -80,7 +80,7 @@ export class LocationLessor {
   ): Promise<Reservation> {
     const nowMs = this.#now()
     this.#lessees.note(ask.lessee, nowMs)
-    const horizonMs = horizonFor(this.#lessees.count(nowMs), LOCATION_PACING)
+    const horizonMs = horizonFor(this.#lessees.count(nowMs), LOCATION_PACING, policy.periodMs)
     const ref = { ...lease, policy }
     // The root is asked within part of what the isolate waits (a far root's round trip fits).
     const timeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * (ask.budgetMs ?? Infinity))

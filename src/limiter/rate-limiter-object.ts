@@ -128,7 +128,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const nowMs = Date.now()
     this.#lessees.note(ask.lessee, nowMs)
     const pacing = nowMs < this.#scarceUntilMs ? SCARCE_ROOT_PACING : ROOT_PACING
-    const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing)
+    const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
     const current = this.#read(policy)
     // While a sliding window has less room than is asked of it, nothing is charged ahead: what
     // the next window took would be room this one could still use as its previous slides out.

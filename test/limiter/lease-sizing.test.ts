@@ -39,6 +39,9 @@ describe('horizonFor', () => {
     expect(horizonFor(1, ROOT_PACING)).toBe(ROOT_PACING.minHorizonMs)
     expect(horizonFor(10, LOCATION_PACING)).toBe(LOCATION_PACING.minHorizonMs)
     expect(horizonFor(0, LOCATION_PACING)).toBe(LOCATION_PACING.minHorizonMs)
+    // At most a quarter of the key's period.
+    expect(horizonFor(300, ROOT_PACING, 1_000)).toBe(250)
+    expect(horizonFor(300, ROOT_PACING, 60_000)).toBe(2_000)
   })
 })
 
