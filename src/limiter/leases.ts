@@ -119,6 +119,15 @@ export class LeaseBook {
   /** Where in a horizon this book asks for the next window's units on its own. */
   readonly #spread: number
   #lastSweepMs = 0
+  #lastLocation:
+    | {
+        namespace: ObjectNamespace
+        timeoutMs: number
+        stats: ClientStats
+        location: string
+        upstream: Upstream
+      }
+    | undefined
 
   /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
@@ -160,11 +169,7 @@ export class LeaseBook {
     const { policy, cost } = call
     if (!isLeasable(policy)) throw new Error(`${policy.algorithm} cannot be leased`)
     const stats = this.#stats()
-    const to = locationUpstream(namespace, this.#location ?? UNKNOWN_LOCATION, {
-      stats,
-      timeoutMs,
-      lessee: this.id,
-    })
+    const to = this.#locationOf(namespace, timeoutMs, stats)
     const ref: LeaseRef = {
       ruleId: call.rule.id,
       ...(call.rule.placement ? { placement: call.rule.placement } : {}),
@@ -372,6 +377,22 @@ export class LeaseBook {
   /** Waits for every background call (refills, refunds) started so far. */
   async settled(): Promise<void> {
     while (this.#background.size > 0) await Promise.allSettled([...this.#background])
+  }
+
+  /** The lessor of this isolate's location, made once per binding, timeout and stats. */
+  #locationOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
+    const location = this.#location ?? UNKNOWN_LOCATION
+    const last = this.#lastLocation
+    if (
+      last?.namespace === namespace &&
+      last.timeoutMs === timeoutMs &&
+      last.stats === stats &&
+      last.location === location
+    )
+      return last.upstream
+    const upstream = locationUpstream(namespace, location, { stats, timeoutMs, lessee: this.id })
+    this.#lastLocation = { namespace, timeoutMs, stats, location, upstream }
+    return upstream
   }
 
   /** The key's lease, made or remade when its policy changed; marked most recently used. */
