@@ -29,6 +29,9 @@ export const LOCATION_TIMEOUT_MS = 600
  */
 const REFILL_SPREAD = 0.25
 
+/** How long after its call to the root may time out a location's object still answers (ms). */
+const ANSWER_MARGIN_MS = 50
+
 /** The share of an isolate's wait a location's object gives its own call to the root. */
 const BUDGET_SHARE = 0.6
 
@@ -84,14 +87,15 @@ export class LocationLessor {
     const ref = { ...lease, policy }
     // The root is asked within part of what the isolate waits (a far root's round trip fits).
     const timeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * (ask.budgetMs ?? Infinity))
-    // Within that time, too, a request without units is answered: denied for now, when the root
-    // is slow under load (unreachable, its call fails and the isolate's fail mode applies).
+    // Just after that time, too, a request without units is answered: denied for now, when the
+    // root is slow under load. (Unreachable, the root's call fails first, at its timeout, and the
+    // isolate's fail mode applies.)
     const taken = await this.#book.take(
       this.#root(root, timeoutMs),
       ref,
       ask.minUnits,
       ask.units,
-      nowMs + timeoutMs
+      nowMs + timeoutMs + ANSWER_MARGIN_MS
     )
     this.#watchIdle()
     const ahead =
