@@ -45,7 +45,7 @@ import {
 } from './lease-sizing'
 import type { ObjectNamespace } from './object-name'
 import type { Reservation } from './reservation'
-import { unavailableOf } from './rpc'
+import { unavailableOf, withTimeout } from './rpc'
 import { clientStats, type ClientStats } from './stats'
 
 /** A key unused this long hands its unspent units back on the next touch of the book (ms). */
@@ -119,15 +119,6 @@ export class LeaseBook {
   /** Where in a horizon this book asks for the next window's units on its own. */
   readonly #spread: number
   #lastSweepMs = 0
-  #lastLocation:
-    | {
-        namespace: ObjectNamespace
-        timeoutMs: number
-        stats: ClientStats
-        location: string
-        upstream: Upstream
-      }
-    | undefined
 
   /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
@@ -329,11 +320,7 @@ export class LeaseBook {
    */
   async forgetHere(namespace: ObjectNamespace, ref: LeaseKey, timeoutMs: number): Promise<void> {
     this.forget(ref.ruleId, ref.key)
-    const to = locationUpstream(namespace, this.#location ?? UNKNOWN_LOCATION, {
-      stats: this.#stats(),
-      timeoutMs,
-      lessee: this.id,
-    })
+    const to = this.#locationOf(namespace, timeoutMs, this.#stats())
     await to.forget?.(ref)
   }
 
@@ -379,20 +366,10 @@ export class LeaseBook {
     while (this.#background.size > 0) await Promise.allSettled([...this.#background])
   }
 
-  /** The lessor of this isolate's location, made once per binding, timeout and stats. */
+  /** The lessor of this isolate: its location's object. */
   #locationOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
     const location = this.#location ?? UNKNOWN_LOCATION
-    const last = this.#lastLocation
-    if (
-      last?.namespace === namespace &&
-      last.timeoutMs === timeoutMs &&
-      last.stats === stats &&
-      last.location === location
-    )
-      return last.upstream
-    const upstream = locationUpstream(namespace, location, { stats, timeoutMs, lessee: this.id })
-    this.#lastLocation = { namespace, timeoutMs, stats, location, upstream }
-    return upstream
+    return locationUpstream(namespace, location, { stats, timeoutMs, lessee: this.id })
   }
 
   /** The key's lease, made or remade when its policy changed; marked most recently used. */
@@ -584,17 +561,9 @@ export class LeaseBook {
 }
 
 /** What a promise settles to within `ms`, or `undefined` if it takes longer. */
-async function settledBy<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+function settledBy<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   if (ms === Number.POSITIVE_INFINITY) return promise
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), Math.max(0, ms))
-  })
-  try {
-    return await Promise.race([promise, late])
-  } finally {
-    if (timer !== undefined) clearTimeout(timer)
-  }
+  return withTimeout(promise, Math.max(0, ms)).catch(() => undefined)
 }
 
 let isolateBook: LeaseBook | undefined

@@ -29,6 +29,7 @@ class Echo extends DurableObject<{ LIMITER: { getByName(name: string): Echo } }>
   constructor(ctx: DurableObjectState, env: { LIMITER: { getByName(name: string): Echo } }) {
     super(ctx, env)
     void ctx.blockConcurrencyWhile(async () => {
+      // Virtual: the tests below install the simulator's clock, whose setTimeout waits for nothing.
       await new Promise((resolve) => setTimeout(resolve, 50))
     })
   }
