@@ -23,7 +23,8 @@ export type { ChargeCall, ChargeResult, KeyRef } from './charge-call'
 export type { LimiterNamespace } from './limiter-namespace'
 
 /**
- * Charges one key, within `timeoutMs`. A key whose object denied a request of this cost or less
+ * Charges one key, within `timeoutMs`: a leased key's local decision as it is, every other in
+ * a promise. A key whose object denied a request of this cost or less
  * under this policy is answered here until the object's retry time (`local`, no call). Other
  * requests go to the key's object; while a call for the key is in flight, they queue and go
  * together, as one call, when it returns. A concurrency limit takes a slot, alone (never
@@ -44,13 +45,23 @@ export type { LimiterNamespace } from './limiter-namespace'
  * @param isolate - the isolate's client state (tests pass their own)
  * @throws {LimiterUnavailableError} when the key fails closed
  */
-export async function charge(
+export function charge(
   namespace: LimiterNamespace,
   call: ChargeCall,
   timeoutMs: number,
   isolate: LimiterIsolate = limiterIsolate()
-): Promise<ChargeResult> {
+): ChargeResult | Promise<ChargeResult> {
   if (call.consistency === 'leased') return isolateLeases().charge(namespace, call, timeoutMs)
+  return chargeObject(namespace, call, timeoutMs, isolate)
+}
+
+/** {@link charge} for a key its object decides. */
+async function chargeObject(
+  namespace: LimiterNamespace,
+  call: ChargeCall,
+  timeoutMs: number,
+  isolate: LimiterIsolate
+): Promise<ChargeResult> {
   const { policy, cost, rule } = call
   if (call.deferred)
     return chargeWith(isolate, call, timeoutMs, async () => {

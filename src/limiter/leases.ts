@@ -91,6 +91,11 @@ export interface LeaseBookOptions {
   scarceForWindow?: boolean
 }
 
+/** A book's record of a key: what it holds, and the lessor it holds it from. */
+interface BookLease extends KeyLease {
+  to: Upstream
+}
+
 /** A key and the limit its units are counted under. */
 export interface LeaseRef extends LeaseKey {
   policy: LeasablePolicy
@@ -108,8 +113,7 @@ export type Take =
 export class LeaseBook {
   /** Who the book is to its lessors. */
   readonly id: string
-  readonly #leases = new Map<string, KeyLease>()
-  readonly #upstreams = new WeakMap<KeyLease, Upstream>()
+  readonly #leases = new Map<string, BookLease>()
   readonly #now: () => number
   readonly #keepAlive: (promise: Promise<unknown>) => void
   readonly #stats: () => ClientStats
@@ -119,6 +123,10 @@ export class LeaseBook {
   /** Where in a horizon this book asks for the next window's units on its own. */
   readonly #spread: number
   #lastSweepMs = 0
+  /** The lease touched last: the last in {@link #leases}' order. */
+  #recent: BookLease | undefined
+  /** The isolate's lessor, made once (a request makes none) and remade if what made it changed. */
+  #lessor?: { namespace: ObjectNamespace; timeoutMs: number; stats: ClientStats; to: Upstream }
 
   /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
@@ -145,18 +153,19 @@ export class LeaseBook {
    * Decides a request under a leased rule, as an isolate: from the units held when they cover
    * its cost (`local`), otherwise after one reservation from the location's object
    * (`durableObject`), which denies with the lessor's retry time when it grants nothing.
-   * Failures follow the call's fail mode.
+   * Failures follow the call's fail mode. A local decision comes back as it is, not in a
+   * promise (the request path and the scale simulator skip a turn of the event loop).
    *
    * @param namespace - the `LIMITER` binding
    * @param call - a check whose policy is leasable
    * @param timeoutMs - the longest wait for a reservation
    * @throws {LimiterUnavailableError} when the key fails closed
    */
-  async charge(
+  charge(
     namespace: ObjectNamespace,
     call: ChargeCall,
     timeoutMs: number
-  ): Promise<ChargeResult> {
+  ): ChargeResult | Promise<ChargeResult> {
     const { policy, cost } = call
     if (!isLeasable(policy)) throw new Error(`${policy.algorithm} cannot be leased`)
     const stats = this.#stats()
@@ -167,15 +176,22 @@ export class LeaseBook {
       key: call.key,
       policy,
     }
-    try {
-      const taken = await this.take(to, ref, cost, cost)
-      stats.decided(call.rule.id, taken.waited ? 'durableObject' : 'local')
-      return taken.waited
-        ? { enforced: true, decision: taken.decision }
-        : { enforced: true, decision: taken.decision, local: true }
-    } catch (error) {
-      return failedCharge(stats, call, unavailableOf(error))
-    }
+    // Most requests are decided from what is held: answered without a promise.
+    const nowMs = this.#now()
+    this.#sweep(nowMs)
+    const now = this.#takeNow(this.#touch(to, ref, nowMs), cost, cost, nowMs)
+    if (now) return this.#charged(stats, call, now)
+    return this.take(to, ref, cost, cost).then(
+      (taken) => this.#charged(stats, call, taken),
+      (error: unknown) => failedCharge(stats, call, unavailableOf(error))
+    )
+  }
+
+  #charged(stats: ClientStats, call: ChargeCall, taken: Take): ChargeResult {
+    stats.decided(call.rule.id, taken.waited ? 'durableObject' : 'local')
+    return taken.waited
+      ? { enforced: true, decision: taken.decision }
+      : { enforced: true, decision: taken.decision, local: true }
   }
 
   /**
@@ -203,22 +219,9 @@ export class LeaseBook {
     for (;;) {
       const nowMs = this.#now()
       const lease = this.#touch(to, ref, nowMs)
+      const now = this.#takeNow(lease, min, max, nowMs)
+      if (now) return waited ? { ...now, waited } : now
       const held = heldNow(lease, nowMs)
-      if (held.now >= min) {
-        const units = Math.min(max, held.now)
-        lease.demandSinceReserve += max
-        // Taken before a refill is planned: a refill may hand back what is held beyond need.
-        const lot = units > 0 ? takeUnits(lease, units, nowMs) : undefined
-        this.#refillAhead(lease, nowMs)
-        if (!lot?.units) return { granted: 0, decision: this.#snapshot(lease, nowMs), waited }
-        const decision = allowedFrom(this.#snapshot(lease, nowMs), held.now - lot.units)
-        return { granted: lot.units, lot, decision, waited }
-      }
-      // The lessor said the key is scarce: no more asks until its horizon has passed.
-      if (!lease.pending && nowMs < lease.quietUntilMs) {
-        lease.demandSinceReserve += max
-        return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
-      }
       const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * to.timeoutMs
       const pending =
         lease.pending && !stale
@@ -254,6 +257,31 @@ export class LeaseBook {
         return { granted: 0, decision: this.#quiet(lease, this.#now()), waited }
       }
     }
+  }
+
+  /**
+   * What a take gives without awaiting anything: units when what is held covers `min`, a
+   * denial while the lessor's word that the key is scarce holds; `undefined` when a
+   * reservation must be awaited.
+   */
+  #takeNow(lease: BookLease, min: number, max: number, nowMs: number): Take | undefined {
+    const held = heldNow(lease, nowMs)
+    if (held.now >= min) {
+      const units = Math.min(max, held.now)
+      lease.demandSinceReserve += max
+      // Taken before a refill is planned: a refill may hand back what is held beyond need.
+      const lot = units > 0 ? takeUnits(lease, units, nowMs) : undefined
+      this.#refillAhead(lease, nowMs)
+      if (!lot?.units) return { granted: 0, decision: this.#snapshot(lease, nowMs), waited: false }
+      const decision = allowedFrom(this.#snapshot(lease, nowMs), held.now - lot.units)
+      return { granted: lot.units, lot, decision, waited: false }
+    }
+    // The lessor said the key is scarce: no more asks until its horizon has passed.
+    if (!lease.pending && nowMs < lease.quietUntilMs) {
+      lease.demandSinceReserve += max
+      return { granted: 0, decision: this.#quiet(lease, nowMs), waited: false }
+    }
+    return undefined
   }
 
   /**
@@ -306,7 +334,7 @@ export class LeaseBook {
    * @param key - the limit key
    */
   forget(ruleId: string, key: string): void {
-    this.#leases.delete(leaseId(ruleId, key))
+    this.#drop(leaseId(ruleId, key))
   }
 
   /**
@@ -335,7 +363,7 @@ export class LeaseBook {
     const id = leaseId(ruleId, key)
     const lease = this.#leases.get(id)
     if (!lease) return
-    this.#leases.delete(id)
+    this.#drop(id)
     this.#giveBack(lease, this.#now())
   }
 
@@ -368,12 +396,29 @@ export class LeaseBook {
 
   /** The lessor of this isolate: its location's object. */
   #locationOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
+    const made = this.#lessor
+    if (made?.namespace === namespace && made.timeoutMs === timeoutMs && made.stats === stats)
+      return made.to
     const location = this.#location ?? UNKNOWN_LOCATION
-    return locationUpstream(namespace, location, { stats, timeoutMs, lessee: this.id })
+    const to = locationUpstream(namespace, location, { stats, timeoutMs, lessee: this.id })
+    // Only once located: until then, a later request may still tell where the isolate is.
+    if (this.#location !== undefined) this.#lessor = { namespace, timeoutMs, stats, to }
+    return to
   }
 
   /** The key's lease, made or remade when its policy changed; marked most recently used. */
-  #touch(to: Upstream, ref: LeaseRef, nowMs: number): KeyLease {
+  #touch(to: Upstream, ref: LeaseRef, nowMs: number): BookLease {
+    // Already the most recently used (a hot key): nothing to look up or move.
+    const recent = this.#recent
+    if (
+      recent?.key === ref.key &&
+      recent.ruleId === ref.ruleId &&
+      samePolicy(recent.policy, ref.policy)
+    ) {
+      recent.lastUsedMs = nowMs
+      recent.to = to
+      return recent
+    }
     const id = leaseId(ref.ruleId, ref.key)
     let lease = this.#leases.get(id)
     if (lease) this.#leases.delete(id)
@@ -395,13 +440,15 @@ export class LeaseBook {
       aheadRefusedUntilMs: 0,
       lastUsedMs: nowMs,
       waiting: 0,
+      to,
     }
     lease.lastUsedMs = nowMs
-    this.#upstreams.set(lease, to)
+    lease.to = to
     this.#leases.set(id, lease)
+    this.#recent = lease
     if (this.#leases.size > MAX_KEYS) {
       const [oldestId, oldest] = this.#leases.entries().next().value!
-      this.#leases.delete(oldestId)
+      this.#drop(oldestId)
       this.#giveBack(oldest, nowMs)
     }
     return lease
@@ -412,7 +459,7 @@ export class LeaseBook {
    * `need` at least (0: any), plus what tops the units held up to a batch; and, near a
    * window's end, the next window's batch.
    */
-  #reserve(lease: KeyLease, nowMs: number, demand: number, need: number): Pending {
+  #reserve(lease: BookLease, nowMs: number, demand: number, need: number): Pending {
     measureRate(lease, nowMs)
     const { policy } = lease
     const plan = refillPlan(policy, this.#lessee(lease), nowMs)
@@ -422,7 +469,7 @@ export class LeaseBook {
     const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
     const aheadOpen = plan.aheadWanted && nowMs >= lease.aheadRefusedUntilMs
     const nextUnits = aheadOpen ? Math.max(0, plan.nextBatch - held.later) : 0
-    const to = this.#upstreams.get(lease)!
+    const to = lease.to
     const sentAtMs = nowMs
     const ask = { units, minUnits: need, nextUnits, nextWindowMs: plan.nextWindowMs }
     const promise = to.reserve(lease, policy, ask).then(
@@ -444,7 +491,7 @@ export class LeaseBook {
   }
 
   /** Adds granted units to the lots, and keeps the lessor's answer and pacing. */
-  #apply(lease: KeyLease, reservation: Reservation, sentAtMs: number): void {
+  #apply(lease: BookLease, reservation: Reservation, sentAtMs: number): void {
     const nowMs = this.#now()
     lease.snapshot = reservation.decision
     lease.horizonMs = reservation.horizonMs
@@ -474,7 +521,7 @@ export class LeaseBook {
    * are due and missing). A key too slow to spend one unit over the horizon (batch 0)
    * reserves only on demand; a key its lessor called scarce waits out the horizon.
    */
-  #refillAhead(lease: KeyLease, nowMs: number): void {
+  #refillAhead(lease: BookLease, nowMs: number): void {
     if (lease.pending || lease.rate === undefined) return
     const { policy } = lease
     const plan = refillPlan(policy, this.#lessee(lease), nowMs)
@@ -484,7 +531,7 @@ export class LeaseBook {
     const excess = held.now - plan.keepAtMost
     if (excess > 0 && plan.batch > 0) {
       const lot = takeUnits(lease, excess, nowMs)
-      this.#inBackground(this.#upstreams.get(lease)!.refund(lease, policy, lot))
+      this.#inBackground(lease.to.refund(lease, policy, lot))
       return
     }
     if (plan.batch + plan.nextBatch === 0 || nowMs < lease.quietUntilMs) return
@@ -531,11 +578,10 @@ export class LeaseBook {
   }
 
   /** Hands the lots' units back in the background while they can still be spent. */
-  #giveBack(lease: KeyLease, nowMs: number): void {
+  #giveBack(lease: BookLease, nowMs: number): void {
     const lots = lease.lots
     lease.lots = []
-    const to = this.#upstreams.get(lease)
-    if (!to) return
+    const to = lease.to
     for (const lot of lots)
       if (lot.units > 0 && lot.validUntilMs > nowMs)
         this.#inBackground(to.refund(lease, lease.policy, lot))
@@ -549,8 +595,14 @@ export class LeaseBook {
       if (nowMs - lease.lastUsedMs < QUIET_MS) break // most recently used come last
       if (lease.pending) continue
       this.#giveBack(lease, nowMs)
-      this.#leases.delete(id)
+      this.#drop(id)
     }
+  }
+
+  /** Drops a key's record (not its units: the caller hands them back or lets them go). */
+  #drop(id: string): void {
+    if (this.#leases.get(id) === this.#recent) this.#recent = undefined
+    this.#leases.delete(id)
   }
 
   #inBackground(promise: Promise<unknown>): void {

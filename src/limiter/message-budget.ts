@@ -44,11 +44,11 @@ export interface MessageBudgetRef {
 export interface MessageBudget {
   /**
    * Spends one message. `enforced: false` when the object could not decide and the key fails
-   * open.
+   * open. A message decided from the units held comes back as it is, not in a promise.
    *
    * @throws {LimiterUnavailableError} when it could not decide and the key fails closed
    */
-  spend(): Promise<ChargeResult>
+  spend(): ChargeResult | Promise<ChargeResult>
   /** The connection is over; the key's last one here hands its unspent units back. */
   close(): void
 }

@@ -48,17 +48,13 @@ describe('limiter client', () => {
   })
 
   it('fails closed by throwing LimiterUnavailableError', async () => {
-    const error = await charge(
-      flaky,
-      call({ rule: { id: 'throws' }, key: 'throws|b', failMode: 'closed' }),
-      CALL_MS
+    const error = await Promise.resolve(
+      charge(flaky, call({ rule: { id: 'throws' }, key: 'throws|b', failMode: 'closed' }), CALL_MS)
     ).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(LimiterUnavailableError)
     expect((error as LimiterUnavailableError).reason).toBe('error')
-    const timeout = await charge(
-      flaky,
-      call({ rule: { id: 'hangs' }, key: 'hangs|b', failMode: 'closed' }),
-      50
+    const timeout = await Promise.resolve(
+      charge(flaky, call({ rule: { id: 'hangs' }, key: 'hangs|b', failMode: 'closed' }), 50)
     ).catch((e: unknown) => e)
     expect((timeout as LimiterUnavailableError).reason).toBe('timeout')
   })

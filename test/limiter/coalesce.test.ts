@@ -89,15 +89,17 @@ describe('coalescing: concurrent requests for one key go as one call', () => {
     const isolate = new LimiterIsolate()
     const outcomes = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
-        charge(
-          flaky,
-          call('a', {
-            rule: { id: 'throws' },
-            key: 'throws|batch',
-            failMode: i % 2 ? 'closed' : 'open',
-          }),
-          1_000,
-          isolate
+        Promise.resolve(
+          charge(
+            flaky,
+            call('a', {
+              rule: { id: 'throws' },
+              key: 'throws|batch',
+              failMode: i % 2 ? 'closed' : 'open',
+            }),
+            1_000,
+            isolate
+          )
         ).catch((error: unknown) => error)
       )
     )
@@ -112,11 +114,13 @@ describe('coalescing: concurrent requests for one key go as one call', () => {
   it('times out every request of a batch whose call never returns, each by its own fail mode', async () => {
     const isolate = new LimiterIsolate()
     const hanging = (failMode: 'open' | 'closed') =>
-      charge(
-        flaky,
-        call('a', { rule: { id: 'hangs' }, key: 'hangs|batch', failMode }),
-        50,
-        isolate
+      Promise.resolve(
+        charge(
+          flaky,
+          call('a', { rule: { id: 'hangs' }, key: 'hangs|batch', failMode }),
+          50,
+          isolate
+        )
       ).catch((error: unknown) => error)
     // The first call goes alone; the second opens a batch behind it, which the rest join.
     const lead = [hanging('open'), hanging('closed')]

@@ -137,6 +137,28 @@ describe('leased quotas', () => {
     expect(decisions.local).toBeGreaterThan(4_900)
   })
 
+  it('answers from the units held at once, without a promise; a reservation comes in one', async () => {
+    startOfHour()
+    const book = new LeaseBook({ stats: new ClientStats(0) })
+    const call = leased(hourly('sliding-window', 10_000))
+    const results = []
+    // Its demand is measured over time before it holds a batch.
+    for (let i = 0; i < 200; i++) {
+      const result = book.charge(env.LIMITER, call, 5_000)
+      results.push(result)
+      await result
+      await book.settled()
+      vi.setSystemTime(Date.now() + 1)
+    }
+    expect(results[0]).toBeInstanceOf(Promise)
+    const plain = results.filter((result) => !(result instanceof Promise))
+    expect(plain.length).toBeGreaterThan(150)
+    for (const result of plain)
+      expect(result).toMatchObject({ enforced: true, local: true, decision: { allowed: true } })
+    for (const result of results.filter((result) => result instanceof Promise))
+      expect(await result).not.toHaveProperty('local')
+  })
+
   it('spends a window’s units only in that window', async () => {
     const MINUTE = 60_000
     let nowMs = Math.ceil(freezeClock() / MINUTE) * MINUTE + MINUTE - 100
@@ -189,9 +211,9 @@ describe('leased quotas', () => {
     const call = leased(policy, { rule: { id: 'throws' }, key: 'throws|leased' })
     expect(await book.charge(flaky, call, 1_000)).toEqual({ enforced: false, reason: 'error' })
     expect(stats.snapshot().failOpen).toBe(1)
-    const closed = await book
-      .charge(flaky, { ...call, failMode: 'closed' }, 1_000)
-      .catch((e: unknown) => e)
+    const closed = await Promise.resolve(
+      book.charge(flaky, { ...call, failMode: 'closed' }, 1_000)
+    ).catch((e: unknown) => e)
     expect(closed).toBeInstanceOf(LimiterUnavailableError)
     // A root that never answers: the location's object gives up first (within part of the
     // isolate's wait) and answers with an error, so the isolate hears it rather than timing out.

@@ -73,7 +73,10 @@ export function limiterClient(
     const isolate = new LimiterIsolate({ stats })
     return {
       decide: (request) =>
-        charge(namespace, callOf(request, mode), timeoutMs, isolate).then(verdictOf, failedClosed),
+        Promise.resolve(charge(namespace, callOf(request, mode), timeoutMs, isolate)).then(
+          verdictOf,
+          failedClosed
+        ),
     }
   }
   const book = new LeaseBook({
@@ -83,8 +86,10 @@ export function limiterClient(
     location: seat.colo,
   })
   return {
-    decide: (request) =>
-      book.charge(namespace, callOf(request, mode), timeoutMs).then(verdictOf, failedClosed),
+    decide: (request) => {
+      const result = book.charge(namespace, callOf(request, mode), timeoutMs)
+      return result instanceof Promise ? result.then(verdictOf, failedClosed) : verdictOf(result)
+    },
   }
 }
 

@@ -48,7 +48,9 @@ export async function chargeAll(
       const decision = known[i]
       if (decision) return { check, result: { enforced: true, decision, local: true } }
       if (blocked) return []
-      return charge(namespace, check, timeoutMs).then(
+      const charged = charge(namespace, check, timeoutMs)
+      if (!(charged instanceof Promise)) return { check, result: charged }
+      return charged.then(
         (result) => ({ check, result }),
         (error: unknown) => {
           // Kept, not thrown: one 503 names every rule that failed closed, after all have answered.

@@ -59,11 +59,12 @@ export function countResponse(
     const cost = responseCost(countOn, header, check.cost, capacity)
     if (cost > 0)
       charges.push(
-        charge(namespace, { ...check, deferred: false, cost }, timeoutMs).catch((error: unknown) =>
-          logEvent('error', 'count-on-charge-failed', {
-            rule: check.rule.id,
-            error: String(error),
-          })
+        Promise.resolve(charge(namespace, { ...check, deferred: false, cost }, timeoutMs)).catch(
+          (error: unknown) =>
+            logEvent('error', 'count-on-charge-failed', {
+              rule: check.rule.id,
+              error: String(error),
+            })
         )
       )
     shown.push({

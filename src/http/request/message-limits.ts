@@ -14,7 +14,7 @@ import {
 } from '../../algorithms/messages'
 import type { SlidingWindowState } from '../../algorithms'
 import { LimiterUnavailableError } from '../../errors'
-import type { LimiterNamespace } from '../../limiter/client'
+import type { ChargeResult, LimiterNamespace } from '../../limiter/client'
 import { openMessageBudget, type MessageBudget } from '../../limiter/message-budget'
 import type { Check } from '../../rules'
 import type { MessageLimit } from '../../rules/messages'
@@ -140,8 +140,12 @@ function count(counter: Counter, nowMs: number): LimitVerdict | Promise<LimitVer
     counter.window = state
     return verdict(decision)
   }
-  return counter.budget.spend().then(
-    (result) => verdict(result.enforced ? result.decision : { allowed: true, retryAfterMs: 0 }),
+  const spent = (result: ChargeResult): LimitVerdict =>
+    verdict(result.enforced ? result.decision : { allowed: true, retryAfterMs: 0 })
+  const result = counter.budget.spend()
+  if (!(result instanceof Promise)) return spent(result)
+  return result.then(
+    spent,
     (error: unknown) => {
       // Thrown only for a key that fails closed: its message is refused as over the limit.
       if (!(error instanceof LimiterUnavailableError)) throw error
