@@ -120,12 +120,17 @@ export function batchSize(
   nowMs: number,
   endMargin = END_MARGIN
 ): number {
-  // A window's units must be spent by its end; a bucket's tokens within their hold.
-  const [leftMs, margin] = isWindowed(policy)
-    ? [windowOf(policy, nowMs) + policy.periodMs - nowMs, endMargin]
-    : [bucketHoldMs(policy), 1]
+  const leftMs = spanLeftMs(policy, nowMs)
+  const margin = isWindowed(policy) ? endMargin : 1
   const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, margin * leftMs)
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
+}
+
+/** How long units reserved now may be spent: a window's to its end, a bucket's over its hold. */
+function spanLeftMs(policy: LeasablePolicy, nowMs: number): number {
+  return isWindowed(policy)
+    ? windowOf(policy, nowMs) + policy.periodMs - nowMs
+    : bucketHoldMs(policy)
 }
 
 /** What a lessee knows that sizes its refills. */
@@ -140,6 +145,8 @@ export interface LesseeState {
   spread: number
   /** Whether the lessor said lately that the key is scarce. */
   scarce: boolean
+  /** When the lessor said when to come back (a scarce key): the time to the next ask (ms). */
+  waitMs?: number
 }
 
 /** What a lessee's demand and its lessor's pacing call for now. */
@@ -181,10 +188,16 @@ export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: n
   const lead = 2 * roundTripMs + REFILL_MARGIN_MS
   // A scarce key's lessee holds what it spends until its next ask, no more: a surplus held by
   // the lessees served first is room the others, asking later, no longer find.
+  // Its lessor's own wait when it gave one: the lessee's next ask comes only then, and what it
+  // asks for is what its lessor counts as its demand.
   const batch = lessee.scarce
-    ? Math.min(
-        batchSize(policy, ratePerMs, horizonMs, nowMs, 1),
-        scarceBatch(policy, ratePerMs, scarceWaitMs(horizonMs, spread) + lead)
+    ? scarceBatch(
+        policy,
+        ratePerMs,
+        Math.min(
+          (lessee.waitMs ?? scarceWaitMs(horizonMs, spread)) + lead,
+          spanLeftMs(policy, nowMs)
+        )
       )
     : // A lessee far from its lessor holds at least two refills' travel of its demand, so that a
       // refill lands before it runs out.

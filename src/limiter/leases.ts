@@ -223,6 +223,14 @@ export class LeaseBook {
       if (now) return waited ? { ...now, waited } : now
       const held = heldNow(lease, nowMs)
       const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * to.timeoutMs
+      // A short key: what other lessees lack, this one would wait for. Denied now, the request
+      // costs no wait, and the refill serves the requests after it (demand exceeds the room).
+      if (lease.short && !waited && min > 0) {
+        if (!lease.pending || stale)
+          this.#inBackground(this.#reserve(lease, nowMs, max - held.now, 0).promise)
+        lease.demandSinceReserve += max
+        return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
+      }
       const pending =
         lease.pending && !stale
           ? lease.pending
@@ -309,6 +317,37 @@ export class LeaseBook {
   quietForMs(ref: LeaseKey): number {
     const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
     return lease === undefined ? 0 : Math.max(0, lease.quietUntilMs - this.#now())
+  }
+
+  /**
+   * Whether this book's lessor said the key is short: it was scarce in this window (a root's
+   * lessee), or the book waits before asking again.
+   *
+   * @param ref - the key
+   */
+  isShort(ref: LeaseKey): boolean {
+    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    const nowMs = this.#now()
+    return lease !== undefined && (nowMs < lease.scarceUntilMs || nowMs < lease.quietUntilMs)
+  }
+
+  /**
+   * How long until units of a key are expected here (ms): the answer to the reservation in
+   * flight, or to the next one once the lessor's wait is over, a round trip each; 0 when this
+   * book may ask now and has nothing in flight.
+   *
+   * @param ref - the key
+   */
+  unitsDueInMs(ref: LeaseKey): number {
+    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    if (lease === undefined) return 0
+    const nowMs = this.#now()
+    const dueMs = lease.pending
+      ? lease.pending.sinceMs + lease.roundTripMs
+      : nowMs < lease.quietUntilMs
+        ? lease.quietUntilMs + lease.roundTripMs
+        : nowMs
+    return Math.max(0, dueMs - nowMs)
   }
 
   /**
@@ -465,7 +504,8 @@ export class LeaseBook {
     const plan = refillPlan(policy, this.#lessee(lease), nowMs)
     const held = heldNow(lease, nowMs)
     // A scarce key asks for what it can spend until its next ask, near a window's end too.
-    const topUp = plan.refillBelow > 0 || nowMs < lease.scarceUntilMs ? plan.batch : 0
+    const topUp =
+      plan.refillBelow > 0 || lease.short || nowMs < lease.scarceUntilMs ? plan.batch : 0
     const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
     const aheadOpen = plan.aheadWanted && nowMs >= lease.aheadRefusedUntilMs
     const nextUnits = aheadOpen ? Math.max(0, plan.nextBatch - held.later) : 0
@@ -496,6 +536,8 @@ export class LeaseBook {
     lease.snapshot = reservation.decision
     lease.horizonMs = reservation.horizonMs
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
+    lease.short = reservation.scarce && reservation.refillInMs !== undefined
+    if (lease.short) lease.waitMs = reservation.refillInMs
     // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
     // per horizon, for what it spends until its next ask, whatever each answer says. The room
     // that keeps coming in is still there to collect, at the pace the lessor set.
@@ -549,7 +591,8 @@ export class LeaseBook {
       horizonMs: lease.horizonMs,
       roundTripMs: lease.roundTripMs,
       spread: this.#spread,
-      scarce: this.#now() < lease.scarceUntilMs,
+      scarce: lease.short === true || this.#now() < lease.scarceUntilMs,
+      ...(lease.short ? { waitMs: lease.waitMs } : {}),
     }
   }
 

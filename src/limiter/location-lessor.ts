@@ -104,13 +104,15 @@ export class LocationLessor {
         : undefined
     // Scarce when the need was refused, or on the root's word: units this object lacks for a
     // moment it fetches.
-    const quietMs = this.#book.quietForMs(lease)
-    const scarce = taken.granted < ask.minUnits || (taken.granted < ask.units && quietMs > 0)
-    // Isolates turned away come back when this object asks the root again, each at its own
-    // point of a stretch that grows with their number, so they do not all call at once.
+    const scarce =
+      taken.granted < ask.minUnits || (taken.granted < ask.units && this.#book.isShort(lease))
+    // Isolates turned away come back when this object expects units from the root (its call in
+    // flight, or its next once its wait is over), each at its own point of a stretch that grows
+    // with their number, so they do not all call at once. Sooner, they would find it waiting,
+    // and wait too.
     const lessees = this.#lessees.count(nowMs)
     const refillInMs =
-      quietMs +
+      this.#book.unitsDueInMs(lease) +
       (spreadOf(ask.lessee) * REFILL_SPREAD * lessees * 1000) / LOCATION_PACING.callsPerSecond
     return {
       granted: taken.granted,

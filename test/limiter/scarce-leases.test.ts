@@ -70,6 +70,25 @@ async function drive(
 
 describe('a lease book on a scarce key', () => {
   const start = 10 * MINUTE + 5_000
+
+  /**
+   * A book on a fake clock, whose lessor is a location's object that has 5 units at each ask
+   * and asks the root again at each whole second (and says so).
+   */
+  function toldWhen(id: string) {
+    const clock = { ms: start }
+    const book = new LeaseBook({
+      id,
+      now: () => clock.ms,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+    })
+    const to = lessor(
+      () => 5,
+      () => 1_000 - (clock.ms % 1_000)
+    )
+    return { clock, book, to }
+  }
   for (const [who, scarceForWindow] of [
     ['an isolate (its location is its lessor)', false],
     ["a location's object (the root is its lessor)", true],
@@ -109,18 +128,7 @@ describe('a lease book on a scarce key', () => {
   }
 
   it("comes back when a location's object says it refills, not a horizon later", async () => {
-    const clock = { ms: start }
-    const book = new LeaseBook({
-      id: 'told-when',
-      now: () => clock.ms,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
-    })
-    // The location object has 5 units at each ask and asks the root again at each whole second.
-    const to = lessor(
-      () => 5,
-      () => 1_000 - (clock.ms % 1_000)
-    )
+    const { clock, book, to } = toldWhen('told-when')
     await drive(book, to, clock, start, start + 5_000, 1)
     // Past the first second (the book measures its demand first): asks of more than 5.
     const asks = to.asks.filter((a) => a.atMs >= start + 1_000)
@@ -131,6 +139,31 @@ describe('a lease book on a scarce key', () => {
       expect(atMs % 1_000).toBeLessThanOrEqual(1)
     }
     expect(gaps.every((gap) => gap > HORIZON)).toBe(true)
+  })
+
+  it('told short by its location, denies at once what it holds no units for, and asks for its demand until then in the background', async () => {
+    const { clock, book, to } = toldWhen('short')
+    await drive(book, to, clock, start, start + 2_000, 1)
+    let waited = 0
+    let denied = 0
+    for (clock.ms = start + 2_000; clock.ms < start + 5_000; clock.ms++) {
+      to.setClock(clock.ms)
+      const taken = await book.take(to.upstream, ref, 1, 1)
+      if (taken.waited) waited++
+      if (taken.granted === 0) denied++
+      await book.settled()
+    }
+    // Every request decided without a wait, the denials included; one ask per refill.
+    expect(waited).toBe(0)
+    expect(denied).toBeGreaterThan(2_900)
+    const asks = to.asks.filter((a) => a.atMs >= start + 2_000)
+    expect(asks.length).toBeLessThanOrEqual(4)
+    // Each for the demand until the location's next units (1 per ms, a second): what the
+    // location counts as this isolate's demand, and asks the root for.
+    for (const { ask } of asks) {
+      expect(ask.minUnits).toBe(0)
+      expect(ask.units).toBeGreaterThan(900)
+    }
   })
 
   it('denies for now a request still without units at its deadline (a lessor slow under load)', async () => {
