@@ -144,12 +144,9 @@ function count(counter: Counter, nowMs: number): LimitVerdict | Promise<LimitVer
     verdict(result.enforced ? result.decision : { allowed: true, retryAfterMs: 0 })
   const result = counter.budget.spend()
   if (!(result instanceof Promise)) return spent(result)
-  return result.then(
-    spent,
-    (error: unknown) => {
-      // Thrown only for a key that fails closed: its message is refused as over the limit.
-      if (!(error instanceof LimiterUnavailableError)) throw error
-      return verdict({ allowed: false, retryAfterMs: UNDECIDED_RETRY_MS })
-    }
-  )
+  return result.then(spent, (error: unknown) => {
+    // Thrown only for a key that fails closed: its message is refused as over the limit.
+    if (!(error instanceof LimiterUnavailableError)) throw error
+    return verdict({ allowed: false, retryAfterMs: UNDECIDED_RETRY_MS })
+  })
 }
