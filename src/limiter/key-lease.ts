@@ -47,12 +47,11 @@ export interface KeyLease extends LeaseKey {
   /** Until when the key counts as scarce (its lessor said so in this window). */
   scarceUntilMs: number
   /**
-   * The lessor's last answer said the key is short: a request that finds no units is denied
-   * at once while a refill travels, rather than waiting for it.
+   * Set when the lessor's last answer said the key is short: how long it said to wait before
+   * asking again (ms). Meanwhile a request that finds no units is denied at once while a refill
+   * travels, rather than waiting for it.
    */
-  short?: boolean
-  /** When short: how long the lessor said to wait before asking again (ms). */
-  waitMs?: number
+  shortWaitMs?: number
   /** Asked for the next window's units and given none: no more asks ahead until this. */
   aheadRefusedUntilMs: number
   lastUsedMs: number

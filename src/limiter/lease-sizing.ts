@@ -186,10 +186,9 @@ export interface RefillPlan {
 export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: number): RefillPlan {
   const { ratePerMs, horizonMs, roundTripMs, spread } = lessee
   const lead = 2 * roundTripMs + REFILL_MARGIN_MS
-  // A scarce key's lessee holds what it spends until its next ask, no more: a surplus held by
-  // the lessees served first is room the others, asking later, no longer find.
-  // Its lessor's own wait when it gave one: the lessee's next ask comes only then, and what it
-  // asks for is what its lessor counts as its demand.
+  // A scarce key's lessee holds what it spends until its next ask (when its lessor said when,
+  // then), no more: a surplus held by the lessees served first is room the others, asking
+  // later, no longer find; and what it asks for is what its lessor counts as its demand.
   const batch = lessee.scarce
     ? scarceBatch(
         policy,

@@ -225,7 +225,7 @@ export class LeaseBook {
       const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * to.timeoutMs
       // A short key: what other lessees lack, this one would wait for. Denied now, the request
       // costs no wait, and the refill serves the requests after it (demand exceeds the room).
-      if (lease.short && !waited && min > 0) {
+      if (lease.shortWaitMs !== undefined && !waited && min > 0) {
         if (!lease.pending || stale)
           this.#inBackground(this.#reserve(lease, nowMs, max - held.now, 0).promise)
         lease.demandSinceReserve += max
@@ -505,7 +505,9 @@ export class LeaseBook {
     const held = heldNow(lease, nowMs)
     // A scarce key asks for what it can spend until its next ask, near a window's end too.
     const topUp =
-      plan.refillBelow > 0 || lease.short || nowMs < lease.scarceUntilMs ? plan.batch : 0
+      plan.refillBelow > 0 || lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs
+        ? plan.batch
+        : 0
     const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
     const aheadOpen = plan.aheadWanted && nowMs >= lease.aheadRefusedUntilMs
     const nextUnits = aheadOpen ? Math.max(0, plan.nextBatch - held.later) : 0
@@ -536,8 +538,7 @@ export class LeaseBook {
     lease.snapshot = reservation.decision
     lease.horizonMs = reservation.horizonMs
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
-    lease.short = reservation.scarce && reservation.refillInMs !== undefined
-    if (lease.short) lease.waitMs = reservation.refillInMs
+    lease.shortWaitMs = reservation.scarce ? reservation.refillInMs : undefined
     // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
     // per horizon, for what it spends until its next ask, whatever each answer says. The room
     // that keeps coming in is still there to collect, at the pace the lessor set.
@@ -591,8 +592,8 @@ export class LeaseBook {
       horizonMs: lease.horizonMs,
       roundTripMs: lease.roundTripMs,
       spread: this.#spread,
-      scarce: lease.short === true || this.#now() < lease.scarceUntilMs,
-      ...(lease.short ? { waitMs: lease.waitMs } : {}),
+      scarce: lease.shortWaitMs !== undefined || this.#now() < lease.scarceUntilMs,
+      ...(lease.shortWaitMs !== undefined ? { waitMs: lease.shortWaitMs } : {}),
     }
   }
 
