@@ -30,7 +30,7 @@ export interface FleetOptions {
   /** Traffic per location now (where new isolates start). */
   weights: () => readonly number[]
   /** A new, cold client at a location. */
-  makeClient: (location: number) => LimiterClient
+  makeClient: (location: number, id: number) => LimiterClient
 }
 
 /** The isolates alive, by location. */
@@ -71,10 +71,11 @@ export class Fleet {
 
   #start(location: number): void {
     const { clock, meanLifeMs, random, makeClient } = this.#options
+    const id = this.#nextId++
     const isolate: SimIsolate = {
-      id: this.#nextId++,
+      id,
       location,
-      client: makeClient(location),
+      client: makeClient(location, id),
       alive: true,
     }
     this.#byLocation[location]!.push(isolate)

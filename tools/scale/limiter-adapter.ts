@@ -29,6 +29,11 @@ export type Mode = 'exact' | 'leased'
 
 /** What the simulator tells the adapter about one isolate. */
 export interface IsolateSeat {
+  /**
+   * The isolate's number in the run: its lease book's id (a random one would make where each
+   * book asks within a horizon, and so the run, differ from one run to the next).
+   */
+  readonly id: number
   /** The isolate's location (an index into the world's locations). */
   readonly location: number
   /** The location's name, as `request.cf.colo` would give it. */
@@ -84,6 +89,7 @@ export function limiterClient(
     keepAlive: ignoreFailure,
     stats,
     location: seat.colo,
+    id: `isolate-${seat.id}`,
   })
   return {
     decide: (request) => {

@@ -94,9 +94,9 @@ export async function runScale(
       meanLifeMs: options.meanLifeS * 1000,
       random: stream(options.seed, 'fleet'),
       weights: () => arrivals.weights,
-      makeClient: (location) =>
+      makeClient: (location, id) =>
         limiterClient(
-          { location, colo: world.locations[location]!.name, namespace: views[location]! },
+          { id, location, colo: world.locations[location]!.name, namespace: views[location]! },
           options.mode
         ),
     })

@@ -37,6 +37,11 @@ describe('a simulated run', () => {
     expect(withoutWallTime(a.summary)).toEqual(withoutWallTime(b.summary))
     expect(a.rows).toEqual(b.rows)
     expect(c.summary.requests).not.toBe(a.summary.requests)
+    // A scarce key, where each lease book asks at its own point of a horizon: the same too.
+    const scarce = small({ scenario: 'small-key', demand: 3, seconds: 8 })
+    const [d, e] = [await runScale(scarce), await runScale(scarce)]
+    expect(d.summary.earlyDenialShare).toBeGreaterThan(0)
+    expect(d.rows).toEqual(e.rows)
     // 2,000 requests/s for 4 s, with churn (mean life 2 s).
     expect(a.summary.requests).toBeGreaterThan(5_000)
     expect(a.summary.isolatesStarted).toBeGreaterThan(10)
