@@ -3,8 +3,10 @@
  * Handing back units that were reserved (`reserve.ts`) and not spent, where the algorithm can
  * take them back without ever admitting more than a key that never reserved them would:
  *
- * - fixed and sliding window: only while the window they count in has not ended (the current
- *   one, or the next for units charged ahead); the count goes down, never below 0;
+ * - fixed window: only while the window they count in has not ended (the current one, or the
+ *   next for units charged ahead); the count goes down, never below 0;
+ * - sliding window: the same, and units of the window just ended (they lapsed unspent at its
+ *   end): its count still weighs on the sliding estimate, and goes down to what was admitted;
  * - token bucket and GCRA: only while the lessee's hold on them lasts; once it has lapsed they
  *   count as spent.
  */

@@ -136,9 +136,13 @@ export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> =
   refund(state, policy, nowMs, units, lot) {
     const current = advance(state, policy.periodMs, nowMs)
     const windowStartMs = Math.floor(lot.validFromMs / policy.periodMs) * policy.periodMs
-    // Units of an ended window were counted there for good; of a later one, they are `next`.
     if (windowStartMs === current.windowStartMs && current.current > 0)
       return { ...current, current: Math.max(0, current.current - units) }
+    // Units of the window just ended that lapsed unspent: the previous count is then what was
+    // admitted in it, as for a key that never reserved them, and their weight is room again.
+    if (windowStartMs === current.windowStartMs - policy.periodMs && current.previous > 0)
+      return { ...current, previous: Math.max(0, current.previous - units) }
+    // Of a later window, they are `next`; of an older one, they no longer count.
     const ahead = current.next ?? 0
     if (windowStartMs === current.windowStartMs + policy.periodMs && ahead > 0)
       return { ...current, next: Math.max(0, ahead - units) }

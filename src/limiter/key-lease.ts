@@ -34,6 +34,11 @@ export interface KeyLease extends LeaseKey {
   rate?: number
   /** Before that, a guess that can only be low (see `measureRate`). */
   provisionalRate?: number
+  /**
+   * For a lessor that is itself a lessee (a location's object): the demand its lessees report,
+   * which sizes its asks in place of `rate` (the sum of their asks, which run ahead of use).
+   */
+  reportedRate?: number | undefined
   /** Units demanded (spent, or asked for and refused) since the last measure. */
   demandSinceReserve: number
   /** When demand was last measured. */
@@ -58,6 +63,11 @@ export interface KeyLease extends LeaseKey {
   /** Units of requests waiting for a reservation. */
   waiting: number
   pending?: Pending
+  /**
+   * Units of a sliding window's lots that lapsed unspent at its end, to hand back: the window
+   * just ended still weighs on the estimate, so they are room again at the key's root object.
+   */
+  lapsed?: Lot[]
 }
 
 /**
@@ -106,20 +116,50 @@ export function measureRate(lease: KeyLease, nowMs: number): void {
 }
 
 /**
- * Drops the lots that lapsed, and returns the units spendable now and those held for later.
+ * Drops the lots that lapsed (a sliding window's unspent units go to {@link KeyLease.lapsed}),
+ * and returns the units spendable now and those held for later.
  *
  * @param lease - the key's lease
  * @param nowMs - the book's clock
  */
 export function heldNow(lease: KeyLease, nowMs: number): { now: number; later: number } {
-  lease.lots = lease.lots.filter((lot) => lot.validUntilMs > nowMs && lot.units > 0)
   let now = 0
   let later = 0
+  let spent = false
   for (const lot of lease.lots) {
-    if (lot.validFromMs <= nowMs) now += lot.units
+    if (lot.validUntilMs <= nowMs || lot.units <= 0) spent = true
+    else if (lot.validFromMs <= nowMs) now += lot.units
     else later += lot.units
   }
+  if (spent) dropSpent(lease, nowMs)
   return { now, later }
+}
+
+function dropSpent(lease: KeyLease, nowMs: number): void {
+  const kept: Lot[] = []
+  for (const lot of lease.lots) {
+    if (lot.units <= 0) continue
+    if (lot.validUntilMs > nowMs) kept.push(lot)
+    else if (lease.policy.algorithm === 'sliding-window') addLapsed(lease, lot)
+  }
+  lease.lots = kept
+}
+
+/**
+ * Keeps units that lapsed unspent to hand back, joined to those of the same span and epoch.
+ *
+ * @param lease - the key's lease
+ * @param lot - the lapsed units
+ */
+export function addLapsed(lease: KeyLease, lot: Lot): void {
+  const lapsed = (lease.lapsed ??= [])
+  const same = lapsed.find((held) => sameSpan(held, lot))
+  if (same) same.units += lot.units
+  else lapsed.push({ ...lot })
+}
+
+function sameSpan(a: Lot, b: Lot): boolean {
+  return a.epoch === b.epoch && a.validFromMs === b.validFromMs && a.validUntilMs === b.validUntilMs
 }
 
 /**
@@ -177,12 +217,7 @@ export function takeAhead(lease: KeyLease, units: number, windowMs: number): Lot
  */
 export function addLot(lease: KeyLease, lot: Lot): void {
   if (lot.units <= 0) return
-  const same = lease.lots.find(
-    (held) =>
-      held.epoch === lot.epoch &&
-      held.validFromMs === lot.validFromMs &&
-      held.validUntilMs === lot.validUntilMs
-  )
+  const same = lease.lots.find((held) => sameSpan(held, lot))
   if (same) {
     same.units += lot.units
     return

@@ -13,7 +13,7 @@ import type { ChargeCall, ChargeResult } from './charge-call'
 import type { LeaseKey, Lot } from './key-lease'
 import { nameOf, stubOf, type ObjectNamespace } from './object-name'
 import { spreadOf } from './lease-sizing'
-import type { LessorStub, ReserveAsk, Reservation } from './reservation'
+import type { LeaseAsk, LessorStub, Reservation } from './reservation'
 import { unavailableOf, withRetry, withTimeout } from './rpc'
 import type { ClientStats } from './stats'
 
@@ -27,7 +27,7 @@ export interface Upstream {
    *
    * @throws {LimiterUnavailableError} on a timeout or an error
    */
-  reserve(lease: LeaseKey, policy: LeasablePolicy, ask: ReserveAsk): Promise<Reservation>
+  reserve(lease: LeaseKey, policy: LeasablePolicy, ask: LeaseAsk): Promise<Reservation>
   /**
    * Hands unspent units back. Never throws: a refund that fails leaves the units charged,
    * which only errs on the safe side.

@@ -20,6 +20,7 @@ import { isLeasable, isWindowed, windowOf, type LeasablePolicy } from '../algori
 import type { Decision } from '../types'
 import type { ChargeCall, ChargeResult } from './charge-call'
 import {
+  addLapsed,
   addLot,
   allowedFrom,
   heldNow,
@@ -89,6 +90,11 @@ export interface LeaseBookOptions {
   location?: string
   /** A key its lessor found scarce stays so for the rest of its window (a root's lessee). */
   scarceForWindow?: boolean
+  /**
+   * How long units that lapsed are gathered before they go back (ms; 0, by default: at once).
+   * A location's object gathers what its isolates hand back at a window's end into one call.
+   */
+  lapsedGatherMs?: number
 }
 
 /** A book's record of a key: what it holds, and the lessor it holds it from. */
@@ -99,6 +105,8 @@ interface BookLease extends KeyLease {
 /** A key and the limit its units are counted under. */
 export interface LeaseRef extends LeaseKey {
   policy: LeasablePolicy
+  /** For a lessor that is itself a lessee: the demand its lessees report (units per ms). */
+  ratePerMs?: number | undefined
 }
 
 /** What a take gave: units (with the span they may be spent in), or none and the decision. */
@@ -120,6 +128,9 @@ export class LeaseBook {
   readonly #background = new Set<Promise<unknown>>()
   #location: string | undefined
   readonly #scarceForWindow: boolean
+  readonly #lapsedGatherMs: number
+  /** Keys with lapsed units to hand back when the gathering ends. */
+  readonly #lapsedDue = new Set<BookLease>()
   /** Where in a horizon this book asks for the next window's units on its own. */
   readonly #spread: number
   #lastSweepMs = 0
@@ -138,6 +149,7 @@ export class LeaseBook {
     this.#spread = spreadOf(this.id)
     this.#location = options.location
     this.#scarceForWindow = options.scarceForWindow ?? false
+    this.#lapsedGatherMs = options.lapsedGatherMs ?? 0
   }
 
   /**
@@ -221,7 +233,7 @@ export class LeaseBook {
       const lease = this.#touch(to, ref, nowMs)
       const now = this.#takeNow(lease, min, max, nowMs)
       if (now) return waited ? { ...now, waited } : now
-      const held = heldNow(lease, nowMs)
+      const held = this.#held(lease, nowMs)
       const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * to.timeoutMs
       // A short key: what other lessees lack, this one would wait for. Denied now, the request
       // costs no wait, and the refill serves the requests after it (demand exceeds the room).
@@ -273,7 +285,7 @@ export class LeaseBook {
    * reservation must be awaited.
    */
   #takeNow(lease: BookLease, min: number, max: number, nowMs: number): Take | undefined {
-    const held = heldNow(lease, nowMs)
+    const held = this.#held(lease, nowMs)
     if (held.now >= min) {
       const units = Math.min(max, held.now)
       lease.demandSinceReserve += max
@@ -304,7 +316,7 @@ export class LeaseBook {
   takeAhead(ref: LeaseRef, units: number, windowMs: number): Lot | undefined {
     const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
     if (!lease || !samePolicy(lease.policy, ref.policy)) return undefined
-    heldNow(lease, this.#now())
+    this.#held(lease, this.#now())
     return takeAhead(lease, units, windowMs)
   }
 
@@ -360,9 +372,13 @@ export class LeaseBook {
    */
   takeBack(ref: LeaseRef, lot: Lot): boolean {
     const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
-    if (!lease || !samePolicy(lease.policy, ref.policy) || lot.validUntilMs <= this.#now())
-      return false
-    addLot(lease, lot)
+    if (!lease || !samePolicy(lease.policy, ref.policy)) return false
+    if (lot.validUntilMs > this.#now()) addLot(lease, lot)
+    else if (lease.policy.algorithm === 'sliding-window') {
+      // Lapsed at a window's end: gathered with this book's own, and handed on together.
+      addLapsed(lease, lot)
+      this.#returnLapsed(lease)
+    } else return false
     return true
   }
 
@@ -415,8 +431,10 @@ export class LeaseBook {
     this.#lastSweepMs = Number.NEGATIVE_INFINITY
     const nowMs = this.#now()
     this.#sweep(nowMs)
-    for (const lease of this.#leases.values())
-      if (heldNow(lease, nowMs).now + heldNow(lease, nowMs).later > 0) return true
+    for (const lease of this.#leases.values()) {
+      const held = this.#held(lease, nowMs)
+      if (held.now + held.later > 0) return true
+    }
     return false
   }
 
@@ -456,6 +474,7 @@ export class LeaseBook {
     ) {
       recent.lastUsedMs = nowMs
       recent.to = to
+      recent.reportedRate = ref.ratePerMs
       return recent
     }
     const id = leaseId(ref.ruleId, ref.key)
@@ -483,6 +502,7 @@ export class LeaseBook {
     }
     lease.lastUsedMs = nowMs
     lease.to = to
+    lease.reportedRate = ref.ratePerMs
     this.#leases.set(id, lease)
     this.#recent = lease
     if (this.#leases.size > MAX_KEYS) {
@@ -502,18 +522,34 @@ export class LeaseBook {
     measureRate(lease, nowMs)
     const { policy } = lease
     const plan = refillPlan(policy, this.#lessee(lease), nowMs)
-    const held = heldNow(lease, nowMs)
-    // A scarce key asks for what it can spend until its next ask, near a window's end too.
-    const topUp =
-      plan.refillBelow > 0 || lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs
-        ? plan.batch
-        : 0
-    const units = demand > 0 ? demand + topUp : Math.max(0, topUp - held.now)
+    const held = this.#held(lease, nowMs)
+    // A scarce key asks for what it can spend until its next ask, near a window's end too:
+    // that covers the requests waiting now, which are part of its demand. (On top of them, the
+    // batch would be units held here that other lessees, short too, are denied.)
+    const scarce = lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs
+    const topUp = plan.refillBelow > 0 || scarce ? plan.batch : 0
+    const units =
+      demand > 0
+        ? scarce
+          ? Math.max(demand, topUp - held.now)
+          : demand + topUp
+        : Math.max(0, topUp - held.now)
     const aheadOpen = plan.aheadWanted && nowMs >= lease.aheadRefusedUntilMs
     const nextUnits = aheadOpen ? Math.max(0, plan.nextBatch - held.later) : 0
     const to = lease.to
     const sentAtMs = nowMs
-    const ask = { units, minUnits: need, nextUnits, nextWindowMs: plan.nextWindowMs }
+    const returned = lease.lapsed
+    delete lease.lapsed
+    this.#lapsedDue.delete(lease)
+    const ratePerMs = lease.rate ?? lease.provisionalRate
+    const ask = {
+      units,
+      minUnits: need,
+      ...(ratePerMs !== undefined ? { ratePerMs } : {}),
+      nextUnits,
+      nextWindowMs: plan.nextWindowMs,
+      ...(returned ? { returned } : {}),
+    }
     const promise = to.reserve(lease, policy, ask).then(
       (reservation): Outcome => {
         // Asked for the next window and given none (its lessor keeps the room for this one):
@@ -568,7 +604,7 @@ export class LeaseBook {
     if (lease.pending || lease.rate === undefined) return
     const { policy } = lease
     const plan = refillPlan(policy, this.#lessee(lease), nowMs)
-    const held = heldNow(lease, nowMs)
+    const held = this.#held(lease, nowMs)
     // Too much held (demand fell, or was overestimated): the excess goes back now, where
     // other lessees can spend it.
     const excess = held.now - plan.keepAtMost
@@ -588,7 +624,7 @@ export class LeaseBook {
   /** What sizes the key's refills. */
   #lessee(lease: KeyLease): LesseeState {
     return {
-      ratePerMs: lease.rate ?? lease.provisionalRate ?? 0,
+      ratePerMs: lease.reportedRate ?? lease.rate ?? lease.provisionalRate ?? 0,
       horizonMs: lease.horizonMs,
       roundTripMs: lease.roundTripMs,
       spread: this.#spread,
@@ -623,12 +659,39 @@ export class LeaseBook {
 
   /** Hands the lots' units back in the background while they can still be spent. */
   #giveBack(lease: BookLease, nowMs: number): void {
-    const lots = lease.lots
+    heldNow(lease, nowMs)
+    const lots = [...lease.lots, ...(lease.lapsed ?? [])]
     lease.lots = []
+    delete lease.lapsed
+    this.#lapsedDue.delete(lease)
     const to = lease.to
     for (const lot of lots)
-      if (lot.units > 0 && lot.validUntilMs > nowMs)
-        this.#inBackground(to.refund(lease, lease.policy, lot))
+      if (lot.units > 0) this.#inBackground(to.refund(lease, lease.policy, lot))
+  }
+
+  /** What a key holds now and for later; what lapsed unspent goes back. */
+  #held(lease: BookLease, nowMs: number): { now: number; later: number } {
+    const held = heldNow(lease, nowMs)
+    if (lease.lapsed) this.#returnLapsed(lease)
+    return held
+  }
+
+  /** Hands lapsed units back: now, or once this book's gathering ends. */
+  #returnLapsed(lease: BookLease): void {
+    if (this.#lapsedGatherMs <= 0) return this.#sendLapsed(lease)
+    if (this.#lapsedDue.size === 0)
+      setTimeout(() => {
+        const due = [...this.#lapsedDue]
+        this.#lapsedDue.clear()
+        for (const each of due) this.#sendLapsed(each)
+      }, this.#lapsedGatherMs)
+    this.#lapsedDue.add(lease)
+  }
+
+  #sendLapsed(lease: BookLease): void {
+    const lapsed = lease.lapsed ?? []
+    delete lease.lapsed
+    for (const lot of lapsed) this.#inBackground(lease.to.refund(lease, lease.policy, lot))
   }
 
   /** At most once per {@link QUIET_MS}: hands back the units of keys that went quiet. */

@@ -7,23 +7,51 @@
 /** A lessee unheard of this long no longer counts (ms). */
 export const LESSEE_TTL_MS = 10_000
 
+/**
+ * A lessee's demand counts this long after its last call (ms): a busy lessee calls at least
+ * once per horizon (at most 2 s at a location), and a dead one's demand is gone soon after.
+ */
+export const RATE_TTL_MS = 4_000
+
 /** Lessees remembered at most (the oldest forgotten first). */
 const MAX_LESSEES = 10_000
 
+/** When a lessee last called, and the demand it said it had. */
+interface Seen {
+  atMs: number
+  ratePerMs: number | undefined
+}
+
 /** The lessees a lessor has heard from, the most recent last. */
 export class Lessees {
-  readonly #seen = new Map<string, number>()
+  readonly #seen = new Map<string, Seen>()
 
   /**
    * Notes a call from a lessee.
    *
    * @param id - the lessee
    * @param nowMs - now
+   * @param ratePerMs - the demand it said it has (units per ms), if it did
    */
-  note(id: string, nowMs: number): void {
+  note(id: string, nowMs: number, ratePerMs?: number): void {
     this.#seen.delete(id)
-    this.#seen.set(id, nowMs)
+    this.#seen.set(id, { atMs: nowMs, ratePerMs })
     if (this.#seen.size > MAX_LESSEES) this.#seen.delete(this.#seen.keys().next().value!)
+  }
+
+  /**
+   * The demand of the lessees heard from within {@link RATE_TTL_MS} that said theirs (units per
+   * ms), or `undefined` when none did: a lessor that is itself a lessee sizes its asks by it.
+   * What its lessees consume, not what they ask for: asks run ahead of use, and overlap.
+   *
+   * @param nowMs - now
+   */
+  ratePerMs(nowMs: number): number | undefined {
+    let sum: number | undefined
+    for (const seen of this.#seen.values())
+      if (nowMs - seen.atMs < RATE_TTL_MS && seen.ratePerMs !== undefined)
+        sum = (sum ?? 0) + seen.ratePerMs
+    return sum
   }
 
   /**
@@ -32,8 +60,8 @@ export class Lessees {
    * @param nowMs - now
    */
   count(nowMs: number): number {
-    for (const [id, seenMs] of this.#seen) {
-      if (nowMs - seenMs < LESSEE_TTL_MS) break
+    for (const [id, seen] of this.#seen) {
+      if (nowMs - seen.atMs < LESSEE_TTL_MS) break
       this.#seen.delete(id)
     }
     return this.#seen.size

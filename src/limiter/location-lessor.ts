@@ -32,6 +32,12 @@ const REFILL_SPREAD = 0.25
 /** How long after its call to the root may time out a location's object still answers (ms). */
 const ANSWER_MARGIN_MS = 50
 
+/**
+ * Units that lapsed at a window's end (this object's, and those its isolates hand back) go to
+ * the root with its next ask, or after this long in a call of their own (ms).
+ */
+const LAPSED_GATHER_MS = 2_000
+
 /** The share of an isolate's wait a location's object gives its own call to the root. */
 const BUDGET_SHARE = 0.6
 
@@ -59,6 +65,7 @@ export class LocationLessor {
       now: this.#now,
       stats: this.#stats,
       scarceForWindow: true,
+      lapsedGatherMs: LAPSED_GATHER_MS,
       // An object runs on while it has calls in flight: nothing to extend.
       keepAlive: options.keepAlive ?? (() => undefined),
     })
@@ -82,9 +89,10 @@ export class LocationLessor {
     ask: LesseeAsk
   ): Promise<Reservation> {
     const nowMs = this.#now()
-    this.#lessees.note(ask.lessee, nowMs)
+    this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
+    for (const lot of ask.returned ?? []) this.takeBack(root, lease, policy, lot)
     const horizonMs = horizonFor(this.#lessees.count(nowMs), LOCATION_PACING, policy.periodMs)
-    const ref = { ...lease, policy }
+    const ref = { ...lease, policy, ratePerMs: this.#lessees.ratePerMs(nowMs) }
     // The root is asked within part of what the isolate waits (a far root's round trip fits).
     const timeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * (ask.budgetMs ?? Infinity))
     // Just after that time, too, a request without units is answered: denied for now, when the

@@ -129,7 +129,11 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     this.#lessees.note(ask.lessee, nowMs)
     const pacing = nowMs < this.#scarceUntilMs ? SCARCE_ROOT_PACING : ROOT_PACING
     const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
-    const current = this.#read(policy)
+    const stored = this.#read(policy)
+    let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
+    let current = stored
+    for (const lot of ask.returned ?? [])
+      if (lot.epoch === epoch) current = refundKey(current, policy, nowMs, lot.units, lot)
     // While a sliding window has less room than is asked of it, nothing is charged ahead: what
     // the next window took would be room this one could still use as its previous slides out.
     // (A fixed window's next count is its own: asks ahead take nothing from the current one.)
@@ -138,10 +142,9 @@ export class RateLimiterObject extends DurableObject implements Lessor {
         ? ask
         : { ...ask, nextUnits: 0 }
     const reserved = reserveKey(current, policy, nowMs, ahead)
-    if (reserved.state !== undefined && reserved.state !== current)
+    if (reserved.state !== undefined && reserved.state !== stored)
       this.#write(policy, reserved.state)
     if (ask.units > 0 && reserved.granted < ask.units) this.#scarceUntilMs = nowMs + horizonMs
-    let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
     if (epoch === undefined) this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
     const { granted, decision, validUntilMs, next, scarce } = reserved
     return {

@@ -30,10 +30,24 @@ export interface Lot {
   epoch: string
 }
 
+/** A lessee's ask, and the units it hands back with it. */
+export interface LeaseAsk extends ReserveAsk {
+  /**
+   * Units of a sliding window that lapsed unspent at its end, handed back with the ask rather
+   * than in a call of their own: every lessee finds its units lapsed at once.
+   */
+  returned?: Lot[]
+}
+
 /** What a lessee sends: its ask, and who it is (its lessor paces its lessees by how many). */
-export interface LesseeAsk extends ReserveAsk {
+export interface LesseeAsk extends LeaseAsk {
   /** The lessee's id: an isolate's, or a location object's name. */
   lessee: string
+  /**
+   * The lessee's demand lately (units per ms; requests denied included), once measured: a
+   * lessor that is itself a lessee asks its own lessor for the sum of its lessees'.
+   */
+  ratePerMs?: number
   /**
    * How long the lessee waits for the answer (ms): a lessor that must ask its own lessor first
    * waits less, so the lessee hears why rather than timing out.

@@ -107,12 +107,12 @@ function overAdmitted(policy: LeasablePolicy, steps: readonly Step[]): string[] 
       key = outcome.state
       if (outcome.decision.allowed && !admits(nowMs)) over.push(`charge at ${nowMs - T0}`)
     } else {
-      // A lot that still has units and can be spent (or handed back) now, picked by `s.lot`.
+      // A lot that still has units and can be spent now, picked by `s.lot`; or handed back,
+      // lapsed too (a lessee returns what lapsed unspent at a window's end).
       const open = lots.filter(
         (lot) =>
           lot.units > 0 &&
-          nowMs < lot.validUntilMs &&
-          (s.kind === 'refund' || lot.validFromMs <= nowMs)
+          (s.kind === 'refund' || (nowMs < lot.validUntilMs && lot.validFromMs <= nowMs))
       )
       const lot = open[s.lot % Math.max(1, open.length)]
       if (!lot) continue

@@ -125,6 +125,9 @@ describe('refundKey', () => {
     ['fixed window, same window', fixed, T0, T0 + 30_000, 8],
     ['fixed window, next window: nothing to give back', fixed, T0, T0 + MINUTE + 1, 10],
     ['sliding window, same window', sliding, T0, T0 + 30_000, 8],
+    // Lapsed at the window's end: half a window on, the 6 weighed 3 (admits 7); now 2 weigh 1.
+    ['sliding window, the window just ended', sliding, T0, T0 + MINUTE + 30_000, 9],
+    ['sliding window, two windows on: nothing to give back', sliding, T0, T0 + 2 * MINUTE, 10],
     ['token bucket, tokens back', bucket, T0, T0, 8],
     // The hold lapsed 10 s in: the 6 tokens count as spent, 20 s refill 3.3 of them.
     ['token bucket, after the hold lapsed: nothing to give back', bucket, T0, T0 + 30_000, 7],

@@ -46,4 +46,31 @@ describe("a location's object", () => {
     const root = await env.LIMITER.getByName(lease.key).charge(policy, 0)
     expect(root.remaining).toBe(0)
   })
+
+  it('hands on to the root, with its next ask, what lapsed unspent at a sliding window end', async () => {
+    const startMs = freezeClock()
+    const hourMs = Math.ceil(startMs / HOUR) * HOUR
+    vi.setSystemTime(hourMs + 1_000)
+    const lease = { ruleId: 'location-lessor', key: 'location-lessor|lapsed' }
+    const location = env.LIMITER.getByName(locationName(lease.key, 'test-colo'))
+    const ask = (units: number) =>
+      location.sublease(lease, policy, { lessee: 'isolate-1', units, minUnits: 1 })
+    // The location leases all 10 and the isolate takes 4; none of them is spent this hour.
+    const held = await ask(4)
+    expect(held.granted).toBe(4)
+    // Half an hour into the next one, the 10 charged would weigh 5: room for 5 only. The
+    // isolate hands its 4 back as lapsed; the location's own 6 lapsed too. With the next ask
+    // they go back to the root, and the hour's 10 are room again.
+    vi.setSystemTime(hourMs + HOUR + HOUR / 2)
+    const { granted, chargedAtMs, validUntilMs, epoch } = held
+    await location.subrefund(lease, policy, {
+      units: 4,
+      chargedAtMs,
+      validFromMs: chargedAtMs,
+      validUntilMs,
+      epoch,
+    })
+    expect(granted).toBe(4)
+    expect((await ask(100)).granted).toBe(10)
+  })
 })

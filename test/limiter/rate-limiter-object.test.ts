@@ -189,4 +189,38 @@ describe('RateLimiterObject', () => {
       }
     }
   )
+
+  it.each([
+    ['its epoch', true, 64],
+    ['another epoch (the key was reset since)', false, 10],
+  ] as const)(
+    'as a root, takes back with an ask what lapsed unspent at a sliding window end, charged in %s',
+    async (_name, sameEpoch, granted) => {
+      const HOUR = 3_600_000
+      const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 100, periodMs: HOUR }
+      const stub = env.LIMITER.getByName(`root-lapsed-${String(sameEpoch)}`)
+      const hourMs = Math.ceil(freezeClock() / HOUR) * HOUR
+      try {
+        vi.setSystemTime(hourMs - 1_000)
+        const full = await stub.reserve(policy, { lessee: 'here', units: 101, minUnits: 0 })
+        expect(full.granted).toBe(100)
+        // A tenth into the next hour, the previous hour's 100 weigh 90: room for 10. Of them, 60
+        // lapsed unspent: handed back, 40 weigh 36, and 64 fit.
+        vi.setSystemTime(hourMs + 0.1 * HOUR)
+        const returned = [
+          {
+            units: 60,
+            chargedAtMs: full.chargedAtMs,
+            validFromMs: full.chargedAtMs,
+            validUntilMs: full.validUntilMs,
+            epoch: sameEpoch ? full.epoch : 'before-a-reset',
+          },
+        ]
+        const ask = { lessee: 'here', units: 100, minUnits: 0, returned }
+        expect((await stub.reserve(policy, ask)).granted).toBe(granted)
+      } finally {
+        vi.useRealTimers()
+      }
+    }
+  )
 })
