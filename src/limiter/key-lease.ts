@@ -57,6 +57,8 @@ export interface KeyLease extends LeaseKey {
    * travels, rather than waiting for it.
    */
   shortWaitMs?: number
+  /** Until when the key's root is short, as a location's object said (see `rootShort`). */
+  rootShortUntilMs?: number
   /** Asked for the next window's units and given none: no more asks ahead until this. */
   aheadRefusedUntilMs: number
   lastUsedMs: number

@@ -237,9 +237,13 @@ export class LeaseBook {
       const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * to.timeoutMs
       // A short key: what other lessees lack, this one would wait for. Denied now, the request
       // costs no wait, and the refill serves the requests after it (demand exceeds the room).
-      if (lease.shortWaitMs !== undefined && !waited && min > 0) {
+      // Its lessor short itself gives what it holds; short only upstream, it fetches the need.
+      const shortHere = lease.shortWaitMs !== undefined
+      if ((shortHere || nowMs < (lease.rootShortUntilMs ?? 0)) && !waited && min > 0) {
         if (!lease.pending || stale)
-          this.#inBackground(this.#reserve(lease, nowMs, max - held.now, 0).promise)
+          this.#inBackground(
+            this.#reserve(lease, nowMs, max - held.now, shortHere ? 0 : min).promise
+          )
         lease.demandSinceReserve += max
         return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
       }
@@ -575,6 +579,10 @@ export class LeaseBook {
     lease.horizonMs = reservation.horizonMs
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
     lease.shortWaitMs = reservation.scarce ? reservation.refillInMs : undefined
+    // For the rest of the window, as the location's own word: at saturation the next window
+    // begins short too, when every isolate's units have just lapsed.
+    if (reservation.rootShort)
+      lease.rootShortUntilMs = scarceUntil(lease.policy, nowMs, reservation.horizonMs, true)
     // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
     // per horizon, for what it spends until its next ask, whatever each answer says. The room
     // that keeps coming in is still there to collect, at the pace the lessor set.

@@ -141,6 +141,7 @@ export class LocationLessor {
       horizonMs,
       scarce,
       refillInMs,
+      ...(this.#book.isShort(lease) ? { rootShort: true } : {}),
     }
   }
 

@@ -88,6 +88,12 @@ export interface Reservation {
    * horizon later.
    */
   refillInMs?: number
+  /**
+   * From a location's object: the key's root said it is short of room in this window. An
+   * isolate that runs out then denies at once while it refills, rather than waiting: demand
+   * exceeds the room, and the units it would wait for serve the requests after it.
+   */
+  rootShort?: boolean
 }
 
 /**

@@ -35,6 +35,8 @@ describe("a location's object", () => {
     const second = await ask('isolate-2', 100)
     expect(second.granted).toBe(6)
     expect(second.scarce).toBe(true)
+    // And its isolates hear that the root is short: out of units, they deny rather than wait.
+    expect(second.rootShort).toBe(true)
     const quietMs = scarceWaitMs(horizonFor(1, SCARCE_ROOT_PACING), spreadOf(name))
     const spreadMs = (spreadOf('isolate-2') * 0.25 * 2 * 1000) / LOCATION_PACING.callsPerSecond
     expect(second.refillInMs).toBeCloseTo(quietMs + spreadMs, 2)

@@ -13,9 +13,10 @@ const HORIZON = 400
 
 /**
  * A lessor that grants `room()` at most and says scarce when it gave less than asked; with
- * `refillInMs`, a location's object that says when it asks the root again.
+ * `refillInMs`, a location's object that says when it asks the root again (and, with
+ * `rootShort`, that the root is short of room).
  */
-function lessor(room: () => number, refillInMs?: () => number) {
+function lessor(room: () => number, refillInMs?: () => number, rootShort = false) {
   const asks: { atMs: number; ask: ReserveAsk }[] = []
   let clock = 0
   const upstream: Upstream = {
@@ -39,6 +40,7 @@ function lessor(room: () => number, refillInMs?: () => number) {
         horizonMs: HORIZON,
         scarce: granted < ask.units,
         ...(refillInMs ? { refillInMs: refillInMs() } : {}),
+        ...(rootShort ? { rootShort } : {}),
       })
     },
     refund: () => Promise.resolve(),
@@ -163,6 +165,39 @@ describe('a lease book on a scarce key', () => {
     for (const { ask } of asks) {
       expect(ask.minUnits).toBe(0)
       expect(ask.units).toBeGreaterThan(900)
+    }
+  })
+
+  it.each([
+    ['waits for units when the root has room', false],
+    ['denies at once while one refill travels, when the root is short', true],
+  ] as const)('out of units at a burst, an isolate %s', async (_name, rootShort) => {
+    const clock = { ms: start }
+    const book = new LeaseBook({
+      id: `burst-${String(rootShort)}`,
+      now: () => clock.ms,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+    })
+    const to = lessor(
+      () => 1_000_000,
+      () => 100,
+      rootShort
+    )
+    // 1 request per ms for a second: the location grants all it is asked for, never scarce.
+    await drive(book, to, clock, start, start + 1_000, 1)
+    // A burst of 5,000 at one instant: far more than a batch.
+    to.setClock(clock.ms)
+    const asked = to.asks.length
+    const burst = await Promise.all(
+      Array.from({ length: 5_000 }, () => book.take(to.upstream, ref, 1, 1))
+    )
+    const waited = burst.filter((taken) => taken.waited)
+    expect(waited.length > 0).toBe(!rootShort)
+    if (rootShort) {
+      expect(burst.filter((taken) => taken.granted === 0).length).toBeGreaterThan(0)
+      // One refill in flight serves them all (the one started as the units ran low).
+      expect(to.asks.length - asked).toBe(1)
     }
   })
 

@@ -301,10 +301,18 @@ function remote(error: unknown): unknown {
 
 /**
  * Marks the decisions an object answered with when it took them: the answer itself, or the items
- * of an array. A reservation is not a decision on a request: the isolate decides, when it spends.
+ * of an array. A reservation that grants units is not a decision on a request (the isolate
+ * decides, when it spends them); one that grants none carries the denial of the request that
+ * waited for it, taken where it was taken (the root, or a location's object that was short),
+ * and marked there first: the location's object passes the root's on as it is.
  */
 function tag(value: unknown, atMs: number): void {
   if (Array.isArray(value)) for (const item of value) tag(item, atMs)
-  else if (typeof value === 'object' && value !== null && 'allowed' in value)
-    servedAt.set(value, atMs)
+  else if (typeof value !== 'object' || value === null) return
+  else if ('allowed' in value) servedAt.set(value, atMs)
+  else if ('granted' in value && value.granted === 0 && 'decision' in value) {
+    const decision = value.decision
+    if (typeof decision === 'object' && decision !== null && !servedAt.has(decision))
+      servedAt.set(decision, atMs)
+  }
 }
