@@ -31,6 +31,8 @@ export const USAGE = `usage: npm run simulate:scale -- [options]     (lists: a,b
   --restart-ms <ms>     how long a restarting object is unavailable (default 200)
   --warmup <s>          seconds left out of rates, shares and percentiles (default 10)
   --fail-mode <mode>    open or closed: what a request gets when no decision can be had (default open)
+  --burst <s>           token bucket and GCRA: the burst, in seconds of the rate (default: the
+                        limit, as for a rule without "burst": 60 s for steady, 1 s for small-key)
   --out <dir>           write a CSV and an SVG chart per run there
   --json                print one JSON object per run instead of the table
   --check               CI's short form: two short runs that fail on any over-admission
@@ -89,6 +91,7 @@ const VALUE_FLAGS = new Set([
   'restart-ms',
   'warmup',
   'fail-mode',
+  'burst',
   'out',
 ])
 const SWITCHES = new Set(['json', 'check', 'help'])
@@ -118,6 +121,9 @@ function command(values: Record<string, string | boolean | undefined>): Command 
     restartMs: whole(0, 600_000)('--restart-ms', text('restart-ms') ?? '200'),
     warmupS: Math.min(whole(0, 3600)('--warmup', text('warmup') ?? '10'), seconds - 1),
     failMode: oneOf(['open', 'closed'])('--fail-mode', text('fail-mode') ?? 'open') as FailMode,
+    ...(text('burst') === undefined
+      ? {}
+      : { burstS: decimal(0.001, 86_400)('--burst', text('burst')!) }),
   }
   const runs: RunOptions[] = []
   for (const scenario of scenarios)

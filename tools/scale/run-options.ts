@@ -29,4 +29,9 @@ export interface RunOptions {
   /** Seconds left out of rates, shares and percentiles (every isolate starts cold). */
   warmupS: number
   failMode: FailMode
+  /**
+   * A token bucket's or GCRA's burst, in seconds of its rate; when unset, its limit (what a
+   * rule without `burst` gets).
+   */
+  burstS?: number
 }

@@ -50,7 +50,14 @@ export async function runScale(
   const wallStart = performance.now()
   const durationMs = options.seconds * 1000
   const world = buildWorld(options.locations)
-  const plan = planScenario(options.scenario, options.algorithm, world, options.demand, durationMs)
+  const plan = planScenario(
+    options.scenario,
+    options.algorithm,
+    world,
+    options.demand,
+    durationMs,
+    options.burstS
+  )
   const request: SimRequest = {
     rule: { id: 'scale' },
     key: 'scale',

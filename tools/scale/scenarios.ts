@@ -2,7 +2,8 @@
  * @module tools/scale/scenarios
  * What each scenario sends and to which limit. Scenario S, the default: one key (`"key": []`),
  * 6,000,000 per 60 s (100,000 requests/s) as a sliding window, or the same rate as a token bucket
- * or GCRA whose burst is one second of the rate (100,000), or a fixed window. Requests cost 1.
+ * or GCRA (whose burst is its limit, as a rule without `burst` has, or `--burst` seconds of its
+ * rate), or a fixed window. Requests cost 1.
  */
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { SHIFT_RING } from './regions'
@@ -62,10 +63,16 @@ export interface ScenarioPlan {
  *
  * @param scenario - the scenario
  * @param algorithm - the algorithm
+ * @param burstS - a bucket's burst in seconds of its rate (its limit when unset)
  */
-export function policyOf(scenario: ScenarioName, algorithm: AlgorithmName): LeasablePolicy {
-  const [limit, periodMs, burst] =
-    scenario === 'small-key' ? [10, 1_000, 10] : [6_000_000, 60_000, 100_000]
+export function policyOf(
+  scenario: ScenarioName,
+  algorithm: AlgorithmName,
+  burstS?: number
+): LeasablePolicy {
+  const [limit, periodMs] = scenario === 'small-key' ? [10, 1_000] : [6_000_000, 60_000]
+  const burst =
+    burstS === undefined ? limit : Math.max(1, Math.round((burstS * 1000 * limit) / periodMs))
   return algorithm === 'token-bucket' || algorithm === 'gcra'
     ? { algorithm, limit, periodMs, burst }
     : { algorithm, limit, periodMs }
@@ -79,15 +86,17 @@ export function policyOf(scenario: ScenarioName, algorithm: AlgorithmName): Leas
  * @param world - the locations
  * @param demand - demand as a multiple of the limit's rate
  * @param durationMs - the run's length
+ * @param burstS - a bucket's burst in seconds of its rate (its limit when unset)
  */
 export function planScenario(
   scenario: ScenarioName,
   algorithm: AlgorithmName,
   world: World,
   demand: number,
-  durationMs: number
+  durationMs: number,
+  burstS?: number
 ): ScenarioPlan {
-  const policy = policyOf(scenario, algorithm)
+  const policy = policyOf(scenario, algorithm, burstS)
   const ratePerMs = (demand * policy.limit) / policy.periodMs
   const base = world.locations.map((location) => location.weight)
   const midMs = Math.floor(durationMs / 2 / 1000) * 1000

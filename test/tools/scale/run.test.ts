@@ -122,14 +122,18 @@ describe('scenarios', () => {
   })
 
   it('burst: the busiest location sends ten times its demand for 5 s', () => {
-    const plan = planScenario('burst', 'token-bucket', world, 1, 60_000)
+    const plan = planScenario('burst', 'token-bucket', world, 1, 60_000, 1)
     const base = plan.demandAt(0)
     const burst = plan.demandAt(30_000)
+    // A burst of one second of the rate; without one, the limit (as a rule without `burst`).
     expect(plan.policy).toEqual({
       algorithm: 'token-bucket',
       limit: 6e6,
       periodMs: 60_000,
       burst: 1e5,
+    })
+    expect(planScenario('burst', 'token-bucket', world, 1, 60_000).policy).toMatchObject({
+      burst: 6e6,
     })
     const busiest = base.weights.indexOf(Math.max(...base.weights))
     expect(burst.weights[busiest]).toBeCloseTo(base.weights[busiest]! * 10, 12)
