@@ -225,6 +225,25 @@ export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: n
   }
 }
 
+/**
+ * Until when a refill plan made now stays the one {@link refillPlan} would make, while nothing
+ * the lessee knows changes: far from a window's end a plan does not depend on the time (a
+ * bucket's never does), so a lessee spending from what it holds need not plan again.
+ *
+ * @param lessee - what sized the plan
+ * @param plan - the plan
+ */
+export function planStableUntilMs(lessee: LesseeState, plan: RefillPlan): number {
+  if (plan.nextWindowMs === undefined) return Number.POSITIVE_INFINITY
+  const lead = 2 * lessee.roundTripMs + REFILL_MARGIN_MS
+  // Past this far from the end, the batch, the refill point and the asks ahead all change.
+  const reach =
+    3 * Math.max(lessee.horizonMs, (2 * lead) / BATCH_HORIZONS) +
+    2 * lead +
+    (lessee.waitMs ?? 2 * lessee.horizonMs)
+  return plan.nextWindowMs - reach
+}
+
 /** A scarce key's batch: its demand until the next ask, at most {@link batchCap}. */
 function scarceBatch(policy: LeasablePolicy, ratePerMs: number, untilNextAskMs: number): number {
   const wanted = ratePerMs * untilNextAskMs

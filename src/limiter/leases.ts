@@ -38,11 +38,13 @@ import {
 import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
 import {
   DEFAULT_HORIZON_MS,
+  planStableUntilMs,
   refillPlan,
   samePolicy,
   scarceWaitMs,
   spreadOf,
   type LesseeState,
+  type RefillPlan,
 } from './lease-sizing'
 import type { ObjectNamespace } from './object-name'
 import type { Reservation } from './reservation'
@@ -100,6 +102,9 @@ export interface LeaseBookOptions {
 /** A book's record of a key: what it holds, and the lessor it holds it from. */
 interface BookLease extends KeyLease {
   to: Upstream
+  /** The last refill plan, while it holds (see `planStableUntilMs`). */
+  plan?: RefillPlan | undefined
+  planUntilMs?: number
 }
 
 /** A key and the limit its units are counted under. */
@@ -295,7 +300,7 @@ export class LeaseBook {
       lease.demandSinceReserve += max
       // Taken before a refill is planned: a refill may hand back what is held beyond need.
       const lot = units > 0 ? takeUnits(lease, units, nowMs) : undefined
-      this.#refillAhead(lease, nowMs)
+      this.#refillAhead(lease, nowMs, held.now - units, held.later)
       if (!lot?.units) return { granted: 0, decision: this.#snapshot(lease, nowMs), waited: false }
       const decision = allowedFrom(this.#snapshot(lease, nowMs), held.now - lot.units)
       return { granted: lot.units, lot, decision, waited: false }
@@ -478,7 +483,10 @@ export class LeaseBook {
     ) {
       recent.lastUsedMs = nowMs
       recent.to = to
-      recent.reportedRate = ref.ratePerMs
+      if (recent.reportedRate !== ref.ratePerMs) {
+        recent.reportedRate = ref.ratePerMs
+        recent.plan = undefined
+      }
       return recent
     }
     const id = leaseId(ref.ruleId, ref.key)
@@ -506,7 +514,10 @@ export class LeaseBook {
     }
     lease.lastUsedMs = nowMs
     lease.to = to
-    lease.reportedRate = ref.ratePerMs
+    if (lease.reportedRate !== ref.ratePerMs) {
+      lease.reportedRate = ref.ratePerMs
+      lease.plan = undefined
+    }
     this.#leases.set(id, lease)
     this.#recent = lease
     if (this.#leases.size > MAX_KEYS) {
@@ -524,8 +535,9 @@ export class LeaseBook {
    */
   #reserve(lease: BookLease, nowMs: number, demand: number, need: number): Pending {
     measureRate(lease, nowMs)
+    lease.plan = undefined
     const { policy } = lease
-    const plan = refillPlan(policy, this.#lessee(lease), nowMs)
+    const plan = this.#planOf(lease, nowMs)
     const held = this.#held(lease, nowMs)
     // A scarce key asks for what it can spend until its next ask, near a window's end too:
     // that covers the requests waiting now, which are part of its demand. (On top of them, the
@@ -575,6 +587,7 @@ export class LeaseBook {
   /** Adds granted units to the lots, and keeps the lessor's answer and pacing. */
   #apply(lease: BookLease, reservation: Reservation, sentAtMs: number): void {
     const nowMs = this.#now()
+    lease.plan = undefined
     lease.snapshot = reservation.decision
     lease.horizonMs = reservation.horizonMs
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
@@ -608,25 +621,36 @@ export class LeaseBook {
    * are due and missing). A key too slow to spend one unit over the horizon (batch 0)
    * reserves only on demand; a key its lessor called scarce waits out the horizon.
    */
-  #refillAhead(lease: BookLease, nowMs: number): void {
+  #refillAhead(lease: BookLease, nowMs: number, heldNow: number, heldLater: number): void {
     if (lease.pending || lease.rate === undefined) return
     const { policy } = lease
-    const plan = refillPlan(policy, this.#lessee(lease), nowMs)
-    const held = this.#held(lease, nowMs)
+    const plan = this.#planOf(lease, nowMs)
     // Too much held (demand fell, or was overestimated): the excess goes back now, where
     // other lessees can spend it.
-    const excess = held.now - plan.keepAtMost
+    const excess = heldNow - plan.keepAtMost
     if (excess > 0 && plan.batch > 0) {
       const lot = takeUnits(lease, excess, nowMs)
       this.#inBackground(lease.to.refund(lease, policy, lot))
       return
     }
     if (plan.batch + plan.nextBatch === 0 || nowMs < lease.quietUntilMs) return
-    const low = held.now < plan.refillBelow
+    const low = heldNow < plan.refillBelow
     const aheadMissing =
-      plan.aheadDue && nowMs >= lease.aheadRefusedUntilMs && held.later < plan.nextBatch / 2
+      plan.aheadDue && nowMs >= lease.aheadRefusedUntilMs && heldLater < plan.nextBatch / 2
     if (!low && !aheadMissing) return
     this.#inBackground(this.#reserve(lease, nowMs, 0, 0).promise)
+  }
+
+  /** The key's refill plan: the last one while it holds, else a new one. */
+  #planOf(lease: BookLease, nowMs: number): RefillPlan {
+    if (lease.plan && nowMs < lease.planUntilMs!) return lease.plan
+    const lessee = this.#lessee(lease)
+    const plan = refillPlan(lease.policy, lessee, nowMs)
+    // A scarce key's plan changes when its scarcity ends.
+    const scarceEndMs = nowMs < lease.scarceUntilMs ? lease.scarceUntilMs : Infinity
+    lease.plan = plan
+    lease.planUntilMs = Math.min(planStableUntilMs(lessee, plan), scarceEndMs)
+    return plan
   }
 
   /** What sizes the key's refills. */

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import {
@@ -5,6 +6,7 @@ import {
   batchSize,
   horizonFor,
   LOCATION_PACING,
+  planStableUntilMs,
   refillPlan,
   ROOT_PACING,
   scarceWaitMs,
@@ -121,5 +123,36 @@ describe('scarceWaitMs and spreadOf', () => {
     expect(scarceWaitMs(2_000, 0)).toBe(1_500)
     expect(scarceWaitMs(2_000, 0.5)).toBe(2_000)
     expect(spreadOf('a')).toBe(spreadOf('a'))
+  })
+})
+
+describe('planStableUntilMs', () => {
+  it('is a time before which the plan made now is the plan made then', () => {
+    const lessee = fc.record({
+      ratePerMs: fc.double({ min: 0, max: 50, noNaN: true }),
+      horizonMs: fc.integer({ min: 1, max: 4_000 }),
+      roundTripMs: fc.integer({ min: 0, max: 600 }),
+      spread: fc.double({ min: 0, max: 0.999, noNaN: true }),
+      scarce: fc.boolean(),
+      waitMs: fc.option(fc.integer({ min: 0, max: 5_000 }), { nil: undefined }),
+    })
+    fc.assert(
+      fc.property(
+        fc.constantFrom(window, bucket),
+        lessee,
+        fc.integer({ min: 0, max: MINUTE - 1 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (policy, state, offsetMs, share) => {
+          const { waitMs, ...rest } = state
+          const known: LesseeState = waitMs === undefined ? rest : { ...rest, waitMs }
+          const nowMs = 10 * MINUTE + offsetMs
+          const plan = refillPlan(policy, known, nowMs)
+          const untilMs = Math.min(planStableUntilMs(known, plan), nowMs + MINUTE)
+          if (untilMs <= nowMs) return
+          const laterMs = nowMs + Math.floor(share * (untilMs - 1 - nowMs))
+          expect(refillPlan(policy, known, laterMs)).toEqual(plan)
+        }
+      )
+    )
   })
 })
