@@ -26,14 +26,14 @@ export interface Pacing {
 }
 
 /** The key's root object: a few hundred locations call it about once a second at most each. */
-export const ROOT_PACING: Pacing = { callsPerSecond: 150, minHorizonMs: 50, maxHorizonMs: 4_000 }
+export const ROOT_PACING: Pacing = { callsPerSecond: 150, minHorizonMs: 200, maxHorizonMs: 4_000 }
 
 /**
  * The key's root object while its key is short of room: what lessees hold between asks is then
  * what other lessees are denied, and a sliding window's units held at its end are lost, so the
  * root spends more of its calls on shorter horizons.
  */
-export const SCARCE_ROOT_PACING: Pacing = { ...ROOT_PACING, callsPerSecond: 200 }
+export const SCARCE_ROOT_PACING: Pacing = { ...ROOT_PACING, callsPerSecond: 200, minHorizonMs: 50 }
 
 /** A location's object: the isolates of one location, which are near it. */
 export const LOCATION_PACING: Pacing = {

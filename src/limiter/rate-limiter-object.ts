@@ -127,8 +127,6 @@ export class RateLimiterObject extends DurableObject implements Lessor {
   reserve(policy: LeasablePolicy, ask: LesseeAsk): Reservation {
     const nowMs = Date.now()
     this.#lessees.note(ask.lessee, nowMs)
-    const pacing = nowMs < this.#scarceUntilMs ? SCARCE_ROOT_PACING : ROOT_PACING
-    const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
     const stored = this.#read(policy)
     let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
     let current = stored
@@ -144,7 +142,11 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const reserved = reserveKey(current, policy, nowMs, ahead)
     if (reserved.state !== undefined && reserved.state !== stored)
       this.#write(policy, reserved.state)
-    if (ask.units > 0 && reserved.granted < ask.units) this.#scarceUntilMs = nowMs + horizonMs
+    // Paced as short of room from the answer that finds it so: its lessee waits that horizon.
+    const short = ask.units > 0 && reserved.granted < ask.units
+    const pacing = short || nowMs < this.#scarceUntilMs ? SCARCE_ROOT_PACING : ROOT_PACING
+    const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
+    if (short) this.#scarceUntilMs = nowMs + horizonMs
     if (epoch === undefined) this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
     const { granted, decision, validUntilMs, next, scarce } = reserved
     return {

@@ -61,7 +61,10 @@ describe('a simulated run', () => {
         expect(summary.fullestWindow.admitted).toBeLessThanOrEqual(10)
         expect(rows.slice(1).every((row) => row.admitted <= 10)).toBe(true)
         if (mode === 'exact') expect(summary.earlyDenialShare).toBe(0)
-        expect(summary.latencyMs.p50).toBeGreaterThan(0)
+        // Exact: every decision is a round trip. Leased, at three times the limit: the root is
+        // short, and isolates deny in place what they hold no units for.
+        if (mode === 'exact') expect(summary.latencyMs.p50).toBeGreaterThan(0)
+        else expect(summary.localShare).toBeGreaterThan(0.3)
       }
     }
   )
