@@ -57,7 +57,10 @@ export function scaleChartSvg(s: Summary, rows: readonly SecondRow[]): string {
     {
       title: [
         {
-          text: `${s.scenario} · ${s.mode} · ${s.algorithm}: ${s.isolates} isolates, ${s.locations} locations, demand ${s.demand} × the limit`,
+          text:
+            `${s.scenario} · ${s.mode} · ${s.algorithm}` +
+            (s.burstSeconds === undefined ? '' : ` (burst ${s.burstSeconds} s)`) +
+            `: ${s.isolates} isolates, ${s.locations} locations, demand ${s.demand} × the limit`,
           subtext: subtitle(s),
           left: 10,
           top: 8,

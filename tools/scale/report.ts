@@ -98,7 +98,8 @@ export function csvOf(rows: readonly SecondRow[]): string {
  * @param s - the run's summary
  */
 export function fileStem(s: Summary): string {
-  return `${s.scenario}-${s.mode}-${s.algorithm}-i${s.isolates}-d${s.demand}`
+  const burst = s.burstSeconds === undefined ? '' : `-b${s.burstSeconds}`
+  return `${s.scenario}-${s.mode}-${s.algorithm}${burst}-i${s.isolates}-d${s.demand}`
 }
 
 function percent(share: number, digits: number): string {

@@ -20,6 +20,8 @@ export interface Summary {
   /** Seconds at the start left out of rates, shares and percentiles. */
   warmupSeconds: number
   seed: number
+  /** A bucket's burst in seconds of its rate, when set (else its limit). */
+  burstSeconds?: number
   /** Requests that arrived after the warm-up. */
   requests: number
   /** Calls reaching the key's root object per second: mean and the busiest second. */
@@ -96,6 +98,7 @@ export function summarise(options: RunOptions, metrics: Metrics, facts: RunFacts
     seconds: options.seconds,
     warmupSeconds: from,
     seed: options.seed,
+    ...(options.burstS !== undefined ? { burstSeconds: options.burstS } : {}),
     requests: total((r) => r.demand),
     objectCallsPerSecond: perSecond((r) => r.rootCalls),
     allObjectCallsPerSecond: perSecond((r) => r.allCalls),

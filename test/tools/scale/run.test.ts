@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { readCommand, UsageError } from '../../../tools/scale/options'
-import { csvOf, CSV_HEADER, tableHeader, tableRow } from '../../../tools/scale/report'
+import { csvOf, CSV_HEADER, fileStem, tableHeader, tableRow } from '../../../tools/scale/report'
 import { runScale } from '../../../tools/scale/run'
 import type { RunOptions } from '../../../tools/scale/run-options'
 import { planScenario } from '../../../tools/scale/scenarios'
@@ -181,6 +181,8 @@ describe('the command line', () => {
     expect(runs[0]).toMatchObject({ algorithm: 'token-bucket', seconds: 20, meanLifeS: 300 })
     expect(readCommand(['--scenario', 'shift']).runs[0]!.demand).toBe(1.1)
     expect(readCommand(['--isolate-life', '0']).runs[0]!.meanLifeS).toBe(Infinity)
+    expect(readCommand(['--burst', '1.5']).runs[0]!.burstS).toBe(1.5)
+    expect(readCommand([]).runs[0]!.burstS).toBeUndefined()
   })
 
   it.each([
@@ -189,6 +191,7 @@ describe('the command line', () => {
     [['--seconds', 'ten'], '--seconds must be a whole number from 1 to 3600, not "ten"'],
     [['--mode', 'exactly'], '--mode must be one of leased, exact, not "exactly"'],
     [['--demand', '-1'], '--demand must be a number from 0.001 to 100, not "-1"'],
+    [['--burst', '0'], '--burst must be a number from 0.001 to 86400, not "0"'],
     [['--isolates', '10', '--locations', '20'], '--locations (20) must not exceed --isolates (10)'],
     [['300'], 'unexpected argument "300"'],
   ])('refuses %j: %s', (argv, message) => {
@@ -207,5 +210,10 @@ describe('what a run writes', () => {
     const svg = scaleChartSvg(summary, rows)
     expect(svg).toMatch(/^<svg/)
     expect(svg).toContain('Requests per second')
+    // A bucket's burst, when set, names the files and the chart.
+    const bucket = { ...summary, algorithm: 'token-bucket', burstSeconds: 1 }
+    expect(fileStem(bucket)).toBe('steady-leased-token-bucket-b1-i20-d0.02')
+    expect(fileStem(summary)).toBe('steady-leased-sliding-window-i20-d0.02')
+    expect(scaleChartSvg(bucket, rows)).toContain('token-bucket (burst 1 s)')
   })
 })
