@@ -353,6 +353,17 @@ export class LeaseBook {
   }
 
   /**
+   * Whether this book's lessor said in this window that the key has less room than was asked
+   * (a root's lessee): not merely that it waits (after an overloaded lessor, say).
+   *
+   * @param ref - the key
+   */
+  isScarce(ref: LeaseKey): boolean {
+    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    return lease !== undefined && this.#now() < lease.scarceUntilMs
+  }
+
+  /**
    * How long until units of a key are expected here (ms): the answer to the reservation in
    * flight, or to the next one once the lessor's wait is over, a round trip each; 0 when this
    * book may ask now and has nothing in flight.

@@ -141,7 +141,9 @@ export class LocationLessor {
       horizonMs,
       scarce,
       refillInMs,
-      ...(this.#book.isShort(lease) ? { rootShort: true } : {}),
+      // The root's own word only: a wait after an overloaded root (a cold start) says nothing
+      // of the room, and would have the isolates deny for the rest of the window.
+      ...(this.#book.isScarce(lease) ? { rootShort: true } : {}),
     }
   }
 

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import type { Upstream } from '../../src/limiter/lease-calls'
 import { scarceWaitMs, spreadOf } from '../../src/limiter/lease-sizing'
+import { LimiterUnavailableError } from '../../src/errors'
 import { LeaseBook } from '../../src/limiter/leases'
 import type { ReserveAsk, Reservation } from '../../src/limiter/reservation'
 import { ClientStats } from '../../src/limiter/stats'
@@ -70,6 +71,17 @@ async function drive(
   return { allowed, denied }
 }
 
+/** A lease book on a fake clock, that keeps nothing running in the background itself. */
+function bookOn(clock: { ms: number }, id: string, scarceForWindow = false): LeaseBook {
+  return new LeaseBook({
+    id,
+    now: () => clock.ms,
+    stats: new ClientStats(0),
+    keepAlive: () => undefined,
+    scarceForWindow,
+  })
+}
+
 describe('a lease book on a scarce key', () => {
   const start = 10 * MINUTE + 5_000
 
@@ -79,12 +91,7 @@ describe('a lease book on a scarce key', () => {
    */
   function toldWhen(id: string) {
     const clock = { ms: start }
-    const book = new LeaseBook({
-      id,
-      now: () => clock.ms,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
-    })
+    const book = bookOn(clock, id)
     const to = lessor(
       () => 5,
       () => 1_000 - (clock.ms % 1_000)
@@ -98,13 +105,7 @@ describe('a lease book on a scarce key', () => {
     it(`${who}: once told scarce, asks once per wait for its demand until the next ask`, async () => {
       const clock = { ms: start }
       const id = `book-${who}`
-      const book = new LeaseBook({
-        id,
-        now: () => clock.ms,
-        stats: new ClientStats(0),
-        keepAlive: () => undefined,
-        scarceForWindow,
-      })
+      const book = bookOn(clock, id, scarceForWindow)
       let room = 5
       const to = lessor(() => room)
       // 1 unit per ms of demand; the lessor has 5 units at each ask: scarce.
@@ -173,12 +174,7 @@ describe('a lease book on a scarce key', () => {
     ['denies at once while one refill travels, when the root is short', true],
   ] as const)('out of units at a burst, an isolate %s', async (_name, rootShort) => {
     const clock = { ms: start }
-    const book = new LeaseBook({
-      id: `burst-${String(rootShort)}`,
-      now: () => clock.ms,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
-    })
+    const book = bookOn(clock, `burst-${String(rootShort)}`)
     const to = lessor(
       () => 1_000_000,
       () => 100,
@@ -199,6 +195,27 @@ describe('a lease book on a scarce key', () => {
       // One refill in flight serves them all (the one started as the units ran low).
       expect(to.asks.length - asked).toBe(1)
     }
+  })
+
+  it("a root's lessee says the key is scarce only on the root's word, not while it waits out an overloaded root", async () => {
+    const clock = { ms: start }
+    const book = bookOn(clock, 'overloaded', true)
+    const overloaded: Upstream = {
+      timeoutMs: 1_000,
+      reserve: () => Promise.reject(new LimiterUnavailableError('overloaded')),
+      refund: () => Promise.resolve(),
+    }
+    const taken = await book.take(overloaded, ref, 1, 1)
+    expect(taken.granted).toBe(0)
+    // It waits before asking again (short, for its own lessees' asks), but the root never
+    // said the room is short: its isolates are not told so for the rest of the window.
+    expect(book.isShort(ref)).toBe(true)
+    expect(book.isScarce(ref)).toBe(false)
+    const to = lessor(() => 0)
+    clock.ms += 10_000
+    to.setClock(clock.ms)
+    await book.take(to.upstream, ref, 1, 1)
+    expect(book.isScarce(ref)).toBe(true)
   })
 
   it('denies for now a request still without units at its deadline (a lessor slow under load)', async () => {
@@ -229,12 +246,7 @@ describe('a lease book on a scarce key', () => {
 
   it('counts denied demand as what was asked for, so its next ask is sized by it', async () => {
     const clock = { ms: start }
-    const book = new LeaseBook({
-      id: 'counts',
-      now: () => clock.ms,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
-    })
+    const book = bookOn(clock, 'counts')
     const to = lessor(() => 0)
     // As a location's object is asked: each ask needs 1 and wants 5 (an isolate's batch).
     await drive(book, to, clock, start, start + 2_000, 5, 5)
