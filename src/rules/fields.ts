@@ -24,9 +24,11 @@ export interface Field {
  * header names fold case, and every other character to `-`.
  */
 export function foldHeaderName(name: string): string {
-  return name.toLowerCase().replace(NOT_ALPHANUMERIC, '-')
+  // Most names a request carries (`accept`, `user-agent`) fold to themselves: no new string.
+  return FOLDED.test(name) ? name : name.toLowerCase().replace(NOT_ALPHANUMERIC, '-')
 }
 
+const FOLDED = /^[a-z0-9-]*$/
 const NOT_ALPHANUMERIC = /[^a-z0-9]/g
 
 /**
