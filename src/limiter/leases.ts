@@ -72,6 +72,9 @@ function scarceUntil(
     : nowMs + 2 * horizonMs
 }
 
+/** At most how far into a window a root's lessee whose units lapsed at its start asks (ms). */
+const WINDOW_START_SPREAD_MS = 500
+
 /** The least a lessee waits before asking an overloaded lessor again (ms). */
 const OVERLOAD_QUIET_MS = 500
 
@@ -289,12 +292,26 @@ export class LeaseBook {
   }
 
   /**
+   * A root's lessee whose units of the window just ended lapsed at its start (and that holds
+   * none for the new one) asks at its own point of the window's first moments, not at once:
+   * every location's units lapse at the same instant, and hundreds of asks within milliseconds
+   * overflow the root's queue.
+   */
+  #spreadWindowStart(lease: BookLease, nowMs: number): void {
+    const startMs = windowOf(lease.policy, nowMs)
+    if (!lease.lapsed?.some((lot) => lot.validUntilMs === startMs)) return
+    const spreadMs = Math.min(WINDOW_START_SPREAD_MS, lease.horizonMs / 2)
+    lease.quietUntilMs = Math.max(lease.quietUntilMs, startMs + this.#spread * spreadMs)
+  }
+
+  /**
    * What a take gives without awaiting anything: units when what is held covers `min`, a
    * denial while the lessor's word that the key is scarce holds; `undefined` when a
    * reservation must be awaited.
    */
   #takeNow(lease: BookLease, min: number, max: number, nowMs: number): Take | undefined {
     const held = this.#held(lease, nowMs)
+    if (held.now < min && this.#scarceForWindow) this.#spreadWindowStart(lease, nowMs)
     if (held.now >= min) {
       const units = Math.min(max, held.now)
       lease.demandSinceReserve += max

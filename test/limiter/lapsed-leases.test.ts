@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import type { Upstream } from '../../src/limiter/lease-calls'
-import { DEFAULT_HORIZON_MS } from '../../src/limiter/lease-sizing'
+import { DEFAULT_HORIZON_MS, spreadOf } from '../../src/limiter/lease-sizing'
 import { LeaseBook, type LeaseRef } from '../../src/limiter/leases'
 import { Lessees, RATE_TTL_MS } from '../../src/limiter/lessees'
 import type { LeaseAsk, Lot, Reservation } from '../../src/limiter/reservation'
@@ -89,6 +89,35 @@ describe('units that lapse unspent at a window end', () => {
     expect(to.refunds).toEqual([])
     const returned = to.asks.at(-1)!.returned!
     expect(returned.reduce((sum, lot) => sum + lot.units, 0)).toBe(13)
+  })
+})
+
+describe("a root's lessee at a window start", () => {
+  it('whose units lapsed at that start asks at its own point of the first moments, not at once', async () => {
+    const clock = { ms: start + MINUTE - 100 }
+    const book = new LeaseBook({
+      id: 'spread',
+      now: () => clock.ms,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+      // As a location's object: the root's lessee, gathering what lapsed.
+      scarceForWindow: true,
+      lapsedGatherMs: 2_000,
+    })
+    const to = lessor(clock)
+    const ref: LeaseRef = { ruleId: 'r', key: 'k', policy: sliding }
+    await book.take(to.upstream, ref, 1, 1)
+    await book.settled()
+    const asked = to.asks.length
+    // Its 9 units lapse at the window's start: its point is a share (its spread) of half the
+    // horizon (400 ms) in.
+    const pointMs = start + MINUTE + spreadOf('spread') * 200
+    clock.ms = start + MINUTE
+    expect((await book.take(to.upstream, ref, 1, 1)).granted).toBe(0)
+    expect(to.asks.length).toBe(asked)
+    clock.ms = Math.ceil(pointMs)
+    expect((await book.take(to.upstream, ref, 1, 1)).granted).toBe(1)
+    expect(to.asks.length).toBe(asked + 1)
   })
 })
 
