@@ -154,14 +154,19 @@ function dropSpent(lease: KeyLease, nowMs: number): void {
  * @param lot - the lapsed units
  */
 export function addLapsed(lease: KeyLease, lot: Lot): void {
-  const lapsed = (lease.lapsed ??= [])
-  const same = lapsed.find((held) => sameSpan(held, lot))
-  if (same) same.units += lot.units
-  else lapsed.push({ ...lot })
+  if (!joined((lease.lapsed ??= []), lot)) lease.lapsed.push({ ...lot })
 }
 
-function sameSpan(a: Lot, b: Lot): boolean {
-  return a.epoch === b.epoch && a.validFromMs === b.validFromMs && a.validUntilMs === b.validUntilMs
+/** Adds `lot`'s units to a lot of the same span and epoch in `lots`; whether there was one. */
+function joined(lots: Lot[], lot: Lot): boolean {
+  const same = lots.find(
+    (held) =>
+      held.epoch === lot.epoch &&
+      held.validFromMs === lot.validFromMs &&
+      held.validUntilMs === lot.validUntilMs
+  )
+  if (same) same.units += lot.units
+  return same !== undefined
 }
 
 /**
@@ -219,11 +224,7 @@ export function takeAhead(lease: KeyLease, units: number, windowMs: number): Lot
  */
 export function addLot(lease: KeyLease, lot: Lot): void {
   if (lot.units <= 0) return
-  const same = lease.lots.find((held) => sameSpan(held, lot))
-  if (same) {
-    same.units += lot.units
-    return
-  }
+  if (joined(lease.lots, lot)) return
   lease.lots.push({ ...lot })
   lease.lots.sort((a, b) => a.validUntilMs - b.validUntilMs)
 }
