@@ -93,13 +93,19 @@ const MIN_MEASURE_MS = 50
  * reservation starts: a mean that weighs the last {@link RATE_TIME_CONSTANT_MS} most, so that
  * the requests queued behind a cold start or a slow call do not read as a lasting rate.
  *
+ * A reservation a request waits for opens the next measure with that request, which is then
+ * not counted in it: n requests over the time from the first to the last are n − 1 intervals
+ * ((n − 1)/T is the rate's unbiased estimate; 1/T from one interval is not, and reads a lessee
+ * seeing a request every few seconds, two of them close, as a busy one).
+ *
  * @param lease - the key's lease
  * @param nowMs - the book's clock
+ * @param opening - units of the request this reservation is for, if one waits for it
  */
-export function measureRate(lease: KeyLease, nowMs: number): void {
+export function measureRate(lease: KeyLease, nowMs: number, opening = 0): void {
   const lastMs = lease.lastReserveMs
   if (lastMs === undefined) {
-    lease.demandSinceReserve = 0
+    lease.demandSinceReserve = -opening
     lease.lastReserveMs = nowMs
     return
   }
@@ -107,13 +113,14 @@ export function measureRate(lease: KeyLease, nowMs: number): void {
   if (elapsedMs < MIN_MEASURE_MS) {
     // Until a first measure, a guess that can only be low: what came so far, over the least
     // time a measure takes. A cold lessee then holds a little at once instead of nothing.
-    if (lease.rate === undefined) lease.provisionalRate = lease.demandSinceReserve / MIN_MEASURE_MS
+    if (lease.rate === undefined)
+      lease.provisionalRate = Math.max(0, lease.demandSinceReserve) / MIN_MEASURE_MS
     return
   }
-  const observed = lease.demandSinceReserve / elapsedMs
+  const observed = Math.max(0, lease.demandSinceReserve) / elapsedMs
   const weight = 1 - Math.exp(-elapsedMs / RATE_TIME_CONSTANT_MS)
   lease.rate = lease.rate === undefined ? observed : lease.rate + weight * (observed - lease.rate)
-  lease.demandSinceReserve = 0
+  lease.demandSinceReserve = -opening
   lease.lastReserveMs = nowMs
 }
 

@@ -126,6 +126,19 @@ export function batchSize(
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
 }
 
+/**
+ * Whether a lessee's demand is under a unit over the time a batch lasts (1.5 horizons): it holds
+ * nothing, and asks for each request's cost when the request comes. It calls less than once a
+ * horizon whatever its lessor says, so a scarce answer neither quiets it nor has it deny without
+ * asking: a sliding window's room comes back as it slides, and exact mode would ask too.
+ *
+ * @param ratePerMs - units demanded per ms lately
+ * @param horizonMs - the lessor's horizon
+ */
+export function asksOnDemand(ratePerMs: number, horizonMs: number): boolean {
+  return ratePerMs * BATCH_HORIZONS * horizonMs < 1
+}
+
 /** How long units reserved now may be spent: a window's to its end, a bucket's over its hold. */
 function spanLeftMs(policy: LeasablePolicy, nowMs: number): number {
   return isWindowed(policy)

@@ -37,6 +37,7 @@ import {
 } from './key-lease'
 import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
 import {
+  asksOnDemand,
   DEFAULT_HORIZON_MS,
   planStableUntilMs,
   refillPlan,
@@ -234,7 +235,8 @@ export class LeaseBook {
     max: number,
     deadlineMs = Number.POSITIVE_INFINITY
   ): Promise<Take> {
-    this.#sweep(this.#now())
+    const sinceMs = this.#now()
+    this.#sweep(sinceMs)
     let waited = false
     for (;;) {
       const nowMs = this.#now()
@@ -279,6 +281,8 @@ export class LeaseBook {
         return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
       }
       const { granted, decision } = outcome.reservation
+      const own = min > 0 ? this.#takeOwn(lease, outcome.reservation, sinceMs, min, max) : undefined
+      if (own) return own
       // Denied for a cost no greater than this one: so is this request.
       if (granted === 0 && pending.minUnits > 0 && pending.minUnits <= min) {
         lease.demandSinceReserve += max
@@ -289,6 +293,36 @@ export class LeaseBook {
         return { granted: 0, decision: this.#quiet(lease, this.#now()), waited }
       }
     }
+  }
+
+  /**
+   * A request that waited for a reservation charged after it came is decided as its lessor
+   * decided (at the root, when it charged the units, as an exact-mode object decides): it takes
+   * its units from that grant, and the lessor's decision is its own. So units that land after
+   * their window ended still serve it (the root counted them in that window); what such a grant
+   * holds beyond the request's cost lapses, and goes back.
+   */
+  #takeOwn(
+    lease: BookLease,
+    reservation: Reservation,
+    sinceMs: number,
+    min: number,
+    max: number
+  ): Take | undefined {
+    const { chargedAtMs, validUntilMs, epoch } = reservation
+    if (sinceMs > chargedAtMs) return undefined
+    const lot = lease.lots.find(
+      (held) =>
+        held.epoch === epoch &&
+        held.validFromMs === chargedAtMs &&
+        held.validUntilMs === validUntilMs &&
+        held.units >= min
+    )
+    if (!lot) return undefined
+    const units = validUntilMs > this.#now() ? Math.min(max, lot.units) : min
+    lot.units -= units
+    lease.demandSinceReserve += max
+    return { granted: units, lot: { ...lot, units }, decision: reservation.decision, waited: true }
   }
 
   /**
@@ -562,7 +596,7 @@ export class LeaseBook {
    * window's end, the next window's batch.
    */
   #reserve(lease: BookLease, nowMs: number, demand: number, need: number): Pending {
-    measureRate(lease, nowMs)
+    measureRate(lease, nowMs, need)
     lease.plan = undefined
     const { policy } = lease
     const plan = this.#planOf(lease, nowMs)
@@ -619,6 +653,11 @@ export class LeaseBook {
     lease.snapshot = reservation.decision
     lease.horizonMs = reservation.horizonMs
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
+    lease.shortWaitMs = undefined
+    for (const lot of lotsOf(reservation)) addLot(lease, lot)
+    // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
+    if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)
+    if (asksOnDemand(this.#lessee(lease).ratePerMs, reservation.horizonMs)) return
     lease.shortWaitMs = reservation.scarce ? reservation.refillInMs : undefined
     // For the rest of the window, as the location's own word: at saturation the next window
     // begins short too, when every isolate's units have just lapsed.
@@ -639,9 +678,6 @@ export class LeaseBook {
       )
     if (nowMs < lease.scarceUntilMs && reservation.refillInMs === undefined)
       lease.quietUntilMs = nowMs + scarceWaitMs(reservation.horizonMs, this.#spread)
-    for (const lot of lotsOf(reservation)) addLot(lease, lot)
-    // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
-    if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)
   }
 
   /**

@@ -205,7 +205,10 @@ describe('a lease book on a scarce key', () => {
       reserve: () => Promise.reject(new LimiterUnavailableError('overloaded')),
       refund: () => Promise.resolve(),
     }
-    const taken = await book.take(overloaded, ref, 1, 1)
+    // Its isolates report a rate (a lessee that sees under a unit per horizon asks per request,
+    // and heeds no word on scarcity).
+    const busy = { ...ref, ratePerMs: 1 }
+    const taken = await book.take(overloaded, busy, 1, 1)
     expect(taken.granted).toBe(0)
     // It waits before asking again (short, for its own lessees' asks), but the root never
     // said the room is short: its isolates are not told so for the rest of the window.
@@ -214,7 +217,7 @@ describe('a lease book on a scarce key', () => {
     const to = lessor(() => 0)
     clock.ms += 10_000
     to.setClock(clock.ms)
-    await book.take(to.upstream, ref, 1, 1)
+    await book.take(to.upstream, busy, 1, 1)
     expect(book.isScarce(ref)).toBe(true)
   })
 

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import { measureRate, type KeyLease } from '../../src/limiter/key-lease'
+import type { Upstream } from '../../src/limiter/lease-calls'
+import { LeaseBook, type LeaseRef } from '../../src/limiter/leases'
+import type { LeaseAsk, Lot, Reservation } from '../../src/limiter/reservation'
+import { ClientStats } from '../../src/limiter/stats'
+import type { Decision } from '../../src/types'
+
+const SECOND = 1_000
+/** The small key of the scale simulator: 10 a second. */
+const small: LeasablePolicy = { algorithm: 'sliding-window', limit: 10, periodMs: SECOND }
+const start = 100 * SECOND
+
+function decision(allowed: boolean): Decision {
+  return { allowed, limit: 10, remaining: allowed ? 3 : 0, resetAtMs: 0, retryAfterMs: 0 }
+}
+
+/** A lessor whose answers the test lets land, at the time it sets. */
+function heldLessor(clock: { ms: number }) {
+  const asks: LeaseAsk[] = []
+  const refunds: Lot[] = []
+  const answers: ((answer: Partial<Reservation>) => void)[] = []
+  const upstream: Upstream = {
+    timeoutMs: 1_000,
+    reserve(_lease, _policy, ask): Promise<Reservation> {
+      asks.push(ask)
+      const chargedAtMs = clock.ms
+      return new Promise((resolve) =>
+        answers.push((answer) =>
+          resolve({
+            granted: ask.units,
+            decision: decision(true),
+            chargedAtMs,
+            validUntilMs: Math.floor(chargedAtMs / SECOND) * SECOND + SECOND,
+            epoch: 'e',
+            horizonMs: 250,
+            scarce: false,
+            ...answer,
+          })
+        )
+      )
+    },
+    refund: (_lease, _policy, lot) => {
+      refunds.push(lot)
+      return Promise.resolve()
+    },
+  }
+  return { upstream, asks, refunds, answers }
+}
+
+function bookAt(clock: { ms: number }) {
+  return new LeaseBook({
+    id: 'sparse',
+    now: () => clock.ms,
+    stats: new ClientStats(0),
+    keepAlive: () => undefined,
+  })
+}
+
+const ref: LeaseRef = { ruleId: 'r', key: 'k', policy: small }
+
+describe('a lessee that sees few requests', () => {
+  it('measures no rate from two requests close together: one interval is not a rate', () => {
+    const lease = { demandSinceReserve: 0 } as KeyLease
+    // Each request waits for its own reservation, which opens the next measure with it.
+    for (const atMs of [0, 5_000, 5_300]) {
+      measureRate(lease, start + atMs, 1)
+      lease.demandSinceReserve += 1
+    }
+    // 1/300 per ms (3 a second) is what one interval says: enough for a batch held here.
+    expect(lease.rate).toBe(0)
+    // Requests that join a reservation in flight, or spend what is held, are counted.
+    lease.demandSinceReserve += 9
+    measureRate(lease, start + 6_300)
+    expect(lease.rate).toBeCloseTo((9 / 1_000) * (1 - Math.exp(-1)), 6)
+  })
+
+  it('is admitted by units charged for it in its window that land after the window ended', async () => {
+    const clock = { ms: start + SECOND - 40 }
+    const book = bookAt(clock)
+    const to = heldLessor(clock)
+    const taken = book.take(to.upstream, ref, 1, 1)
+    // A request that comes after the charge waits for the same reservation.
+    clock.ms += 10
+    await Promise.resolve()
+    const late = book.take(to.upstream, ref, 1, 1)
+    await Promise.resolve()
+    // Charged at the root in the window's last 40 ms; the answer lands 60 ms into the next.
+    expect(to.asks).toHaveLength(1)
+    clock.ms = start + SECOND + 60
+    const rootDecision = decision(true)
+    to.answers[0]!({ granted: 3, decision: rootDecision })
+    const first = await taken
+    expect(first.granted).toBe(1)
+    // The root's decision, taken when it charged the units, is the request's.
+    expect(first.decision).toBe(rootDecision)
+    // The later request may not spend them (they lapsed for it): it asks for its own.
+    await Promise.resolve()
+    await Promise.resolve()
+    expect(to.asks).toHaveLength(2)
+    to.answers[1]!({})
+    expect((await late).granted).toBe(1)
+    await book.settled()
+    // The 2 left of the late grant lapsed unspent, and went back.
+    expect(to.refunds.map((lot) => lot.units)).toEqual([2])
+  })
+
+  it('asks for each request when told the key is scarce: it is not quieted, nor denied unasked', async () => {
+    const clock = { ms: start + 100 }
+    const book = bookAt(clock)
+    const to = heldLessor(clock)
+    const first = book.take(to.upstream, ref, 1, 1)
+    await Promise.resolve()
+    to.answers[0]!({ granted: 0, decision: decision(false), scarce: true, refillInMs: 400 })
+    expect((await first).decision.allowed).toBe(false)
+    // 200 ms later the window has slid: a request asks again, and the lessor has room.
+    clock.ms += 200
+    const second = book.take(to.upstream, ref, 1, 1)
+    await Promise.resolve()
+    expect(to.asks).toHaveLength(2)
+    to.answers[1]!({})
+    expect((await second).decision.allowed).toBe(true)
+  })
+})
