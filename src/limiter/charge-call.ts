@@ -35,9 +35,10 @@ export interface ChargeCall {
 export type KeyRef = Pick<ChargeCall, 'rule' | 'key'>
 
 /**
- * A decision (`local` when this isolate answered it without a call), or the record that none
- * could be had and the key failed open.
+ * A decision (`local` when this isolate answered it without a call; `decidedAtMs`, the root's
+ * clock, when the root took it by charging units for the request while it waited), or the
+ * record that none could be had and the key failed open.
  */
 export type ChargeResult =
-  | { enforced: true; decision: Decision; local?: true }
+  | { enforced: true; decision: Decision; local?: true; decidedAtMs?: number }
   | { enforced: false; reason: UnavailableReason }

@@ -118,9 +118,12 @@ export interface LeaseRef extends LeaseKey {
   ratePerMs?: number | undefined
 }
 
-/** What a take gave: units (with the span they may be spent in), or none and the decision. */
+/**
+ * What a take gave: units (with the span they may be spent in), or none and the decision; and
+ * when the root took it, for a request decided by the units charged for it while it waited.
+ */
 export type Take =
-  | { granted: number; lot: Lot; decision: Decision; waited: boolean }
+  | { granted: number; lot: Lot; decision: Decision; waited: boolean; decidedAtMs?: number }
   | { granted: 0; lot?: undefined; decision: Decision; waited: boolean }
 
 /**
@@ -170,6 +173,11 @@ export class LeaseBook {
     this.#location ??= location
   }
 
+  /** Whether this isolate's location is known. */
+  get located(): boolean {
+    return this.#location !== undefined
+  }
+
   /**
    * Decides a request under a leased rule, as an isolate: from the units held when they cover
    * its cost (`local`), otherwise after one reservation from the location's object
@@ -210,9 +218,11 @@ export class LeaseBook {
 
   #charged(stats: ClientStats, call: ChargeCall, taken: Take): ChargeResult {
     stats.decided(call.rule.id, taken.waited ? 'durableObject' : 'local')
-    return taken.waited
-      ? { enforced: true, decision: taken.decision }
-      : { enforced: true, decision: taken.decision, local: true }
+    if (!taken.waited) return { enforced: true, decision: taken.decision, local: true }
+    const { decision, decidedAtMs } = taken as { decision: Decision; decidedAtMs?: number }
+    return decidedAtMs === undefined
+      ? { enforced: true, decision }
+      : { enforced: true, decision, decidedAtMs }
   }
 
   /**
@@ -319,10 +329,18 @@ export class LeaseBook {
         held.units >= min
     )
     if (!lot) return undefined
-    const units = validUntilMs > this.#now() ? Math.min(max, lot.units) : min
+    const nowMs = this.#now()
+    const units = validUntilMs > nowMs ? Math.min(max, lot.units) : min
     lot.units -= units
     lease.demandSinceReserve += max
-    return { granted: units, lot: { ...lot, units }, decision: reservation.decision, waited: true }
+    const held = heldNow(lease, nowMs)
+    return {
+      granted: units,
+      lot: { ...lot, units },
+      decision: allowedFrom(reservation.decision, held.now),
+      waited: true,
+      decidedAtMs: chargedAtMs,
+    }
   }
 
   /**

@@ -4,10 +4,12 @@ import type { ConcurrencyPolicy, Policy } from '../../src/algorithms'
 import { LimiterUnavailableError } from '../../src/errors'
 import {
   charge,
+  locateIsolate,
   releaseSlot,
   type ChargeCall,
   type LimiterNamespace,
 } from '../../src/limiter/client'
+import { isolateLeases } from '../../src/limiter/leases'
 import { MAX_OBJECT_NAME_LENGTH, objectName } from '../../src/limiter/object-name'
 
 /** Ample for a decision: a first call to a new object can take over a second on a loaded machine. */
@@ -140,5 +142,21 @@ describe('placement', () => {
     expect(await charge(env.LIMITER, { ...hinted, key: 'hinted|real' }, CALL_MS)).toMatchObject({
       decision: { allowed: true },
     })
+  })
+
+  it("reads a request's cf only until the isolate knows its location (workerd builds it anew on each read)", () => {
+    let reads = 0
+    const request = {
+      get cf() {
+        reads++
+        return { colo: 'AMS' }
+      },
+    }
+    expect(isolateLeases().located).toBe(false)
+    locateIsolate(request)
+    locateIsolate(request)
+    locateIsolate(request)
+    expect(reads).toBe(1)
+    expect(isolateLeases().located).toBe(true)
   })
 })

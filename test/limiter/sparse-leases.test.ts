@@ -89,12 +89,13 @@ describe('a lessee that sees few requests', () => {
     // Charged at the root in the window's last 40 ms; the answer lands 60 ms into the next.
     expect(to.asks).toHaveLength(1)
     clock.ms = start + SECOND + 60
-    const rootDecision = decision(true)
-    to.answers[0]!({ granted: 3, decision: rootDecision })
+    to.answers[0]!({ granted: 3 })
     const first = await taken
     expect(first.granted).toBe(1)
-    // The root's decision, taken when it charged the units, is the request's.
-    expect(first.decision).toBe(rootDecision)
+    // The root's decision, taken when it charged the units, is the request's: the root's
+    // remaining, and nothing held here (the rest lapsed).
+    expect(first).toMatchObject({ waited: true, decidedAtMs: start + SECOND - 40 })
+    expect(first.decision).toMatchObject({ allowed: true, remaining: 3 })
     // The later request may not spend them (they lapsed for it): it asks for its own.
     await Promise.resolve()
     await Promise.resolve()

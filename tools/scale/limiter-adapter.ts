@@ -132,7 +132,7 @@ function callOf(request: SimRequest, mode: Mode): ChargeCall {
 
 function verdictOf(result: ChargeResult): Verdict {
   if (!result.enforced) return { allowed: true, enforced: false, local: false }
-  const decidedAtMs = servedAtMs(result.decision)
+  const decidedAtMs = result.decidedAtMs ?? servedAtMs(result.decision)
   return {
     allowed: result.decision.allowed,
     enforced: true,

@@ -301,17 +301,17 @@ function remote(error: unknown): unknown {
 
 /**
  * Marks the decisions an object answered with when it took them: the answer itself, or the items
- * of an array, or a reservation's. A reservation's decision is the request's only when the
- * request was waiting for it: a denial (none granted), or units that landed after their window
- * ended (the root's charge was the decision). Marked where it was taken (the root, or a
- * location's object that was short) and there first: the location's object passes the root's
- * on as it is. Units spent from what is held are decided by the isolate, when it spends them.
+ * of an array. A reservation that grants units is not a decision on a request (the isolate
+ * decides, when it spends them; for a request that waited for them, the isolate gives the root's
+ * time as `decidedAtMs`); one that grants none carries the denial of the request that
+ * waited for it, taken where it was taken (the root, or a location's object that was short),
+ * and marked there first: the location's object passes the root's on as it is.
  */
 function tag(value: unknown, atMs: number): void {
   if (Array.isArray(value)) for (const item of value) tag(item, atMs)
   else if (typeof value !== 'object' || value === null) return
   else if ('allowed' in value) servedAt.set(value, atMs)
-  else if ('granted' in value && 'decision' in value) {
+  else if ('granted' in value && value.granted === 0 && 'decision' in value) {
     const decision = value.decision
     if (typeof decision === 'object' && decision !== null && !servedAt.has(decision))
       servedAt.set(decision, atMs)

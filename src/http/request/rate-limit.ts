@@ -164,7 +164,7 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
         'rateLimit(): no Durable Object namespace; bind LIMITER in wrangler.toml or pass options.limiter'
       )
     }
-    locateIsolate((c.req.raw.cf as { colo?: unknown } | undefined)?.colo)
+    locateIsolate(c.req.raw)
     const charged = await chargeAll(namespace, plan.checks, timeoutMs)
     const { decisions, unenforced, failedClosed } = charged
     const releaseAll = () => releaseSlots(namespace, decisions, timeoutMs)
