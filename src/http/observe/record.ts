@@ -25,6 +25,8 @@ import type { LimiterEnv } from '../shared/wiring'
  * @param namespace - the `LIMITER` binding (it keys the hash of hidden keys without a secret)
  * @param checks - the plan's checks (to find the rules that failed open)
  * @param charged - what charging them gave
+ * @param where - the request's facts, whose `country` (read from `request.cf` once, and only
+ *   when asked) goes with each Analytics Engine point
  * @param degradedBy - the degrading rule's check, when the request was degraded, not refused
  */
 export function observe(
@@ -32,6 +34,7 @@ export function observe(
   namespace: LimiterNamespace,
   checks: readonly Check[],
   charged: Charged,
+  where: { readonly country?: string | undefined },
   degradedBy?: Check
 ): void {
   const env = c.env
@@ -79,9 +82,7 @@ export function observe(
   const hasher = () => keyHasher(env?.KEY_HASH_SECRET, namespace)
   const dataset = env?.RATE_LIMIT_METRICS
   if (dataset && events.length > 0) {
-    const country = (c.req.raw.cf as { country?: unknown } | undefined)?.country
-    const where = typeof country === 'string' ? country : ''
-    waitUntil(c, writeMetrics(dataset, events, where, hasher()))
+    waitUntil(c, writeMetrics(dataset, events, where.country ?? '', hasher()))
   }
   const webhookUrl = settings.alertWebhookUrl
   alertDesk.tick(nowMs, webhookUrl)

@@ -10,6 +10,7 @@ import { logEvent } from '../../log'
 import { locateIsolate, type LimiterNamespace } from '../../limiter/client'
 import type { RulesSource } from '../../provider/rules-source'
 import { planRequest, type Plan, type RuleSet } from '../../rules'
+import type { RequestFacts } from '../../types'
 import { chargeAll, refusals, releaseSlots } from './charge'
 import { rulesContext, waitUntil } from '../shared/context'
 import { verifiedClaims } from './claims'
@@ -128,9 +129,10 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     // The origin trusts the degradation headers: only the limiter may write them.
     c.req.raw = withoutDegradeHeaders(c.req.raw)
     let plan: Plan
+    let facts: RequestFacts
     try {
       // A path with a control character is refused here, whatever the rules: never forwarded.
-      const facts = requestFacts(c.req.raw, settings.methodOverride)
+      facts = requestFacts(c.req.raw, settings.methodOverride)
       if (ruleSet.jwt) {
         const claims = await verifiedClaims(c.req.raw, ruleSet.jwt, c.env)
         if (claims) facts.claims = claims
@@ -170,7 +172,7 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     const releaseAll = () => releaseSlots(namespace, decisions, timeoutMs)
     const denied = refusals(decisions)
     const degradedBy = denied.length > 0 ? degradation(denied) : undefined
-    observe(c, namespace, plan.checks, charged, degradedBy)
+    observe(c, namespace, plan.checks, charged, facts, degradedBy)
     if (failedClosed.length > 0) {
       waitUntil(c, releaseAll())
       return unavailable(failedClosed)
