@@ -166,14 +166,28 @@ export function addLapsed(lease: KeyLease, lot: Lot): void {
 
 /** Adds `lot`'s units to a lot of the same span and epoch in `lots`; whether there was one. */
 function joined(lots: Lot[], lot: Lot): boolean {
-  const same = lots.find(
-    (held) =>
-      held.epoch === lot.epoch &&
-      held.validFromMs === lot.validFromMs &&
-      held.validUntilMs === lot.validUntilMs
-  )
+  const same = sameSpan(lots, lot)
   if (same) same.units += lot.units
   return same !== undefined
+}
+
+/**
+ * The lot of `lots` charged in the same epoch for the same span as `span`, if any (lots of one
+ * span and epoch are kept joined: see {@link addLot}).
+ *
+ * @param lots - a lease's lots
+ * @param span - the span and epoch to find
+ */
+export function sameSpan(
+  lots: readonly Lot[],
+  span: Pick<Lot, 'epoch' | 'validFromMs' | 'validUntilMs'>
+): Lot | undefined {
+  return lots.find(
+    (held) =>
+      held.epoch === span.epoch &&
+      held.validFromMs === span.validFromMs &&
+      held.validUntilMs === span.validUntilMs
+  )
 }
 
 /**

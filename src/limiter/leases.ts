@@ -27,6 +27,7 @@ import {
   leaseId,
   lotsOf,
   measureRate,
+  sameSpan,
   takeAhead,
   takeUnits,
   type KeyLease,
@@ -124,7 +125,7 @@ export interface LeaseRef extends LeaseKey {
  */
 export type Take =
   | { granted: number; lot: Lot; decision: Decision; waited: boolean; decidedAtMs?: number }
-  | { granted: 0; lot?: undefined; decision: Decision; waited: boolean }
+  | { granted: 0; lot?: undefined; decision: Decision; waited: boolean; decidedAtMs?: undefined }
 
 /**
  * One lessee's leases: per key, the units it holds and the lessor's last word. One per isolate
@@ -218,8 +219,8 @@ export class LeaseBook {
 
   #charged(stats: ClientStats, call: ChargeCall, taken: Take): ChargeResult {
     stats.decided(call.rule.id, taken.waited ? 'durableObject' : 'local')
-    if (!taken.waited) return { enforced: true, decision: taken.decision, local: true }
-    const { decision, decidedAtMs } = taken as { decision: Decision; decidedAtMs?: number }
+    const { decision, decidedAtMs } = taken
+    if (!taken.waited) return { enforced: true, decision, local: true }
     return decidedAtMs === undefined
       ? { enforced: true, decision }
       : { enforced: true, decision, decidedAtMs }
@@ -321,19 +322,13 @@ export class LeaseBook {
   ): Take | undefined {
     const { chargedAtMs, validUntilMs, epoch } = reservation
     if (sinceMs > chargedAtMs) return undefined
-    const lot = lease.lots.find(
-      (held) =>
-        held.epoch === epoch &&
-        held.validFromMs === chargedAtMs &&
-        held.validUntilMs === validUntilMs &&
-        held.units >= min
-    )
-    if (!lot) return undefined
+    const lot = sameSpan(lease.lots, { epoch, validFromMs: chargedAtMs, validUntilMs })
+    if (!lot || lot.units < min) return undefined
     const nowMs = this.#now()
     const units = validUntilMs > nowMs ? Math.min(max, lot.units) : min
     lot.units -= units
     lease.demandSinceReserve += max
-    const held = heldNow(lease, nowMs)
+    const held = this.#held(lease, nowMs)
     return {
       granted: units,
       lot: { ...lot, units },
@@ -675,7 +670,7 @@ export class LeaseBook {
     for (const lot of lotsOf(reservation)) addLot(lease, lot)
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
     if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)
-    if (asksOnDemand(this.#lessee(lease).ratePerMs, reservation.horizonMs)) return
+    if (asksOnDemand(demandOf(lease), reservation.horizonMs)) return
     lease.shortWaitMs = reservation.scarce ? reservation.refillInMs : undefined
     // For the rest of the window, as the location's own word: at saturation the next window
     // begins short too, when every isolate's units have just lapsed.
@@ -738,7 +733,7 @@ export class LeaseBook {
   /** What sizes the key's refills. */
   #lessee(lease: KeyLease): LesseeState {
     return {
-      ratePerMs: lease.reportedRate ?? lease.rate ?? lease.provisionalRate ?? 0,
+      ratePerMs: demandOf(lease),
       horizonMs: lease.horizonMs,
       roundTripMs: lease.roundTripMs,
       spread: this.#spread,
@@ -831,6 +826,11 @@ export class LeaseBook {
     void promise.finally(() => this.#background.delete(promise))
     this.#keepAlive(promise)
   }
+}
+
+/** The key's demand here (units per ms): what its lessees report, else what it measured. */
+function demandOf(lease: KeyLease): number {
+  return lease.reportedRate ?? lease.rate ?? lease.provisionalRate ?? 0
 }
 
 /** What a promise settles to within `ms`, or `undefined` if it takes longer. */
