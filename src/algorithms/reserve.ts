@@ -10,6 +10,7 @@
 import type { Decision } from '../types'
 import { chargeKey } from './index'
 import type { KeyState } from './penalty'
+import { RAMP_SLOTS, rampStepMs } from './sliding-window-ramp'
 import type {
   FixedWindowPolicy,
   GcraPolicy,
@@ -61,6 +62,13 @@ export interface ReserveAsk {
    * window's end may arrive after it: those units are then the current window's.
    */
   nextWindowMs?: number
+  /**
+   * Sliding window: the next window's units only from its ramp, none at its start (the key is
+   * short: what the next window's start took would be room the current one could still use).
+   */
+  rampOnly?: boolean
+  /** Sliding window: at most this many of `nextUnits` on the next window's ramp. */
+  rampUnits?: number
 }
 
 /** Units granted for the next window. */
@@ -83,6 +91,11 @@ export interface Reserved {
   validUntilMs: number
   /** Units charged ahead for the next window, if asked for and any were granted. */
   next?: AheadGrant
+  /**
+   * Sliding window: units charged on the next window's ramp, spendable from a little after it
+   * begins (each its own grant, the earliest first), if any were granted.
+   */
+  ramp?: AheadGrant[]
   /** Whether the key had less room than was asked for: its lessees should not ask again soon. */
   scarce: boolean
 }
@@ -134,7 +147,50 @@ export function reserveKey(
   const forMs = ask.nextWindowMs ?? windowMs + policy.periodMs
   // Units for a window that has begun by now are charged to it; for one that ended, not at all.
   if (forMs !== windowMs && forMs !== windowMs + policy.periodMs) return reserved
-  return reserveFor(reserved, policy, nowMs, ask.nextUnits, forMs)
+  const atStart =
+    ask.rampOnly && policy.algorithm === 'sliding-window' && forMs > windowMs
+      ? reserved
+      : reserveFor(reserved, policy, nowMs, ask.nextUnits, forMs)
+  const rest = Math.min(ask.nextUnits - (atStart.next?.granted ?? 0), ask.rampUnits ?? Infinity)
+  if (rest <= 0 || policy.algorithm !== 'sliding-window' || forMs === windowMs) return atStart
+  return reserveRamp(atStart, policy, nowMs, rest, forMs)
+}
+
+/**
+ * Adds grants on the next window's ramp to a reservation: `units` spread evenly over its
+ * slots, what a slot has no room for carried to the next, what the last has no room for not
+ * granted. A key short of room has none at the next window's start; its ramp is the room that
+ * comes back there as the current window slides out, handed out before it begins.
+ */
+function reserveRamp(
+  reserved: Reserved,
+  policy: SlidingWindowPolicy,
+  nowMs: number,
+  units: number,
+  windowMs: number
+): Reserved {
+  const stepMs = rampStepMs(policy.periodMs)
+  if (stepMs <= 0) return reserved
+  let state = reserved.state
+  const ramp: AheadGrant[] = []
+  let carried = 0
+  for (let slot = 0; slot < RAMP_SLOTS; slot++) {
+    const share =
+      Math.floor(((slot + 1) * units) / RAMP_SLOTS) - Math.floor((slot * units) / RAMP_SLOTS)
+    const hold = { rampSlot: slot }
+    const look = chargeKey(state, policy, nowMs, 0, hold).decision
+    const want = Math.min(share + carried, look.allowed ? look.remaining : 0)
+    carried += share - want
+    if (want <= 0) continue
+    const taken = chargeKey(state, policy, nowMs, want, hold)
+    if (!taken.decision.allowed) continue
+    state = taken.state
+    const validFromMs = windowMs + (slot + 1) * stepMs
+    // One end for the whole ramp: its lots lapse, and go back, together.
+    ramp.push({ granted: want, validFromMs, validUntilMs: leaseEndMs(policy, windowMs) })
+  }
+  // A ramp short of what was asked says nothing of this window's room: not scarce for it.
+  return ramp.length === 0 ? reserved : { ...reserved, state, ramp }
 }
 
 /** Adds a grant for a given window (the current one, or the next) to a reservation. */

@@ -15,11 +15,20 @@
  * begins: the current window's count plus them stays within the limit, so the estimate at the
  * next window's start does too, whatever the current window still admits.
  *
+ * They may also charge the next window's *ramp* (`ramp`): units spendable from a little after
+ * it begins, slot j from s_j = (j + 1) × step on. At s_j the estimate is at most
+ * current × (1 − s_j/period) + next + ramp_0..j, and the current window's count ends at most at
+ * limit − next, so a ramp whose units by each s_j stay within (limit − next) × s_j/period
+ * never exceeds the limit, and never takes room from the current window: it is the room the
+ * previous window's sliding out gives back at the next window's start, handed out before it
+ * begins. Once the next window begins, its ramp counts in full in its count.
+ *
  * **Pro:** three numbers of state, O(1), no boundary burst of 2× like a fixed window.
  * **Con:** approximate: a previous window whose traffic was bunched at its end is under-counted.
  */
 import type { Decision } from '../types'
-import { ceilMs, EPSILON, type Algorithm, type SlidingWindowPolicy } from './types'
+import { nextRoom, RAMP_SLOTS, rampRoom, rampStepMs, sum } from './sliding-window-ramp'
+import { ceilMs, EPSILON, type Algorithm, type Outcome, type SlidingWindowPolicy } from './types'
 
 /** Counts for the current and previous fixed windows. */
 export interface SlidingWindowState {
@@ -31,6 +40,23 @@ export interface SlidingWindowState {
   previous: number
   /** Units charged ahead for the window after the current one (leased quotas), if any. */
   next?: number
+  /** Units charged on the next window's ramp, by slot (see {@link rampStepMs}), if any. */
+  ramp?: number[]
+  /**
+   * This window's ramp, charged before it began: slot j counts in the estimate from its time
+   * on (`current` counts from the start), and in the window's count in full.
+   */
+  rampNow?: number[]
+}
+
+/** The units charged ahead for the next window: at its start and on its ramp. */
+function aheadOf(state: SlidingWindowState): number {
+  return (state.next ?? 0) + sum(state.ramp)
+}
+
+/** The units charged to the current window: from its start, and on its ramp. */
+function countOf(state: SlidingWindowState): number {
+  return state.current + sum(state.rampNow)
 }
 
 /** Rolls the state forward to the window containing `nowMs`; a clock that went back keeps it. */
@@ -43,22 +69,67 @@ function advance(
   if (!state) return { windowStartMs, current: 0, previous: 0 }
   if (windowStartMs <= state.windowStartMs) return state
   const steps = (windowStartMs - state.windowStartMs) / periodMs
-  // Units charged ahead belong to the window after the stored one: its count.
-  const ahead = state.next ?? 0
-  if (steps === 1) return { windowStartMs, current: ahead, previous: state.current }
-  return { windowStartMs, current: 0, previous: steps === 2 ? ahead : 0 }
+  // Units charged ahead belong to the window after the stored one: its count, its ramp's from
+  // each slot's time on.
+  if (steps === 1) {
+    const rolled: SlidingWindowState = {
+      windowStartMs,
+      current: state.next ?? 0,
+      previous: countOf(state),
+    }
+    if (state.ramp) rolled.rampNow = state.ramp
+    return rolled
+  }
+  return { windowStartMs, current: 0, previous: steps === 2 ? aheadOf(state) : 0 }
 }
 
 /** The weighted count over the sliding window ending at `atMs`. */
 function estimate(state: SlidingWindowState, periodMs: number, atMs: number): number {
   const elapsedMs = atMs - state.windowStartMs
-  return (state.previous * (periodMs - elapsedMs)) / periodMs + state.current
+  const base = (state.previous * (periodMs - elapsedMs)) / periodMs + state.current
+  const ramp = state.rampNow
+  if (!ramp) return base
+  const stepMs = rampStepMs(periodMs)
+  let matured = 0
+  for (let j = 0; j < ramp.length && (j + 1) * stepMs <= elapsedMs; j++) matured += ramp[j]!
+  return base + matured
+}
+
+/**
+ * The highest estimate from `atMs` on in this window: now, or as a later slot of its ramp
+ * comes in (the previous window slides out in between). A charge must fit under all of them.
+ */
+function peakFrom(state: SlidingWindowState, periodMs: number, atMs: number): number {
+  let peak = estimate(state, periodMs, atMs)
+  const ramp = state.rampNow
+  if (!ramp) return peak
+  const stepMs = rampStepMs(periodMs)
+  const elapsedMs = atMs - state.windowStartMs
+  let count = state.current
+  for (let j = 0; j < ramp.length; j++) {
+    count += ramp[j]!
+    const slotMs = (j + 1) * stepMs
+    if (slotMs > elapsedMs)
+      peak = Math.max(peak, (state.previous * (periodMs - slotMs)) / periodMs + count)
+  }
+  return peak
+}
+
+/**
+ * What the current window is still likely to be charged: its pace so far, for the rest of it.
+ * Units charged at the next window's start share the limit with this window's count, so only
+ * what this window will not use goes there; the rest of the next window's start comes from its
+ * ramp, which takes nothing from this one.
+ */
+function restOf(state: SlidingWindowState, periodMs: number, atMs: number): number {
+  const elapsedMs = Math.max(1, atMs - state.windowStartMs)
+  return (countOf(state) * Math.max(0, periodMs - elapsedMs)) / elapsedMs
 }
 
 /** When the estimate drops to 0 again, i.e. every counted unit has slid out. */
 function fullResetAtMs(state: SlidingWindowState, periodMs: number, atMs: number): number {
-  if ((state.next ?? 0) > 0) return state.windowStartMs + 3 * periodMs
-  if (state.current > 0) return state.windowStartMs + 2 * periodMs
+  if (aheadOf(state) > 0) return state.windowStartMs + 3 * periodMs
+  if (countOf(state) > 0) return state.windowStartMs + 2 * periodMs
   if (state.previous > 0) return state.windowStartMs + periodMs
   return atMs
 }
@@ -71,11 +142,12 @@ function fullResetAtMs(state: SlidingWindowState, periodMs: number, atMs: number
 function allowedAtMs(state: SlidingWindowState, policy: SlidingWindowPolicy, cost: number): number {
   const { limit, periodMs } = policy
   const room = limit - cost
-  if (state.current <= room + EPSILON) {
-    const share = 1 - (room - state.current) / state.previous
+  const count = countOf(state)
+  if (count <= room + EPSILON) {
+    const share = 1 - (room - count) / state.previous
     return state.windowStartMs + ceilMs(periodMs * share)
   }
-  const share = 1 - room / state.current
+  const share = 1 - room / count
   return state.windowStartMs + periodMs + ceilMs(periodMs * share)
 }
 
@@ -85,13 +157,17 @@ export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> =
     const current = advance(state, policy.periodMs, nowMs)
     // A clock that moved backwards is read as "no time has passed".
     const atMs = Math.max(nowMs, current.windowStartMs)
+    if (hold?.rampSlot !== undefined)
+      return onRamp(state, current, policy, atMs, cost, hold.rampSlot)
     const ahead = current.next ?? 0
-    const before = estimate(current, policy.periodMs, atMs)
-    // Charged ahead, the units count in the next window, where today's count is the previous.
+    const count = countOf(current)
+    const before = peakFrom(current, policy.periodMs, atMs)
+    // Charged ahead, the units count in the next window, where today's count is the previous;
+    // its ramp then holds only while each slot stays within its share of what `next` leaves.
     const allowed = hold?.ahead
-      ? current.current + ahead + cost <= policy.limit + EPSILON
-      : before + cost <= policy.limit + EPSILON &&
-        current.current + ahead + cost <= policy.limit + EPSILON
+      ? count + ahead + cost + restOf(current, policy.periodMs, atMs) <= policy.limit + EPSILON &&
+        rampRoom(current.ramp, policy, ahead + cost, 0) >= -EPSILON
+      : before + cost <= policy.limit + EPSILON && count + ahead + cost <= policy.limit + EPSILON
     const kept =
       allowed && cost > 0
         ? hold?.ahead
@@ -109,16 +185,20 @@ export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> =
           : Math.max(
               1,
               allowedAtMs(current, policy, cost) - atMs,
-              ahead > 0 && current.current + ahead + cost > policy.limit + EPSILON
+              ahead > 0 && count + ahead + cost > policy.limit + EPSILON
                 ? current.windowStartMs + policy.periodMs - atMs
                 : 0
             )
     }
-    // Looking ahead, what is left is what the next window can still be charged.
-    const aheadLeft = policy.limit - kept.current - (kept.next ?? 0)
+    // The current window's count and the next one's start share the limit; looking ahead,
+    // the next window's start also leaves its ramp each slot's share.
+    const shared = policy.limit - countOf(kept) - (kept.next ?? 0)
     const left = hold?.ahead
-      ? aheadLeft
-      : Math.min(policy.limit - estimate(kept, policy.periodMs, atMs), aheadLeft)
+      ? Math.min(
+          shared - restOf(kept, policy.periodMs, atMs),
+          nextRoom(kept.ramp, policy) - (kept.next ?? 0)
+        )
+      : Math.min(policy.limit - peakFrom(kept, policy.periodMs, atMs), shared)
     const decision: Decision = {
       allowed,
       limit: policy.limit,
@@ -136,16 +216,94 @@ export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> =
   refund(state, policy, nowMs, units, lot) {
     const current = advance(state, policy.periodMs, nowMs)
     const windowStartMs = Math.floor(lot.validFromMs / policy.periodMs) * policy.periodMs
-    if (windowStartMs === current.windowStartMs && current.current > 0)
-      return { ...current, current: Math.max(0, current.current - units) }
+    if (windowStartMs === current.windowStartMs)
+      return refundNow(current, policy, nowMs, units, lot)
     // Units of the window just ended that lapsed unspent: the previous count is then what was
     // admitted in it, as for a key that never reserved them, and their weight is room again.
     if (windowStartMs === current.windowStartMs - policy.periodMs && current.previous > 0)
       return { ...current, previous: Math.max(0, current.previous - units) }
-    // Of a later window, they are `next`; of an older one, they no longer count.
+    // Of a later window, they are `next` or its ramp's; of an older one, they no longer count.
+    if (windowStartMs !== current.windowStartMs + policy.periodMs) return state
+    if (lot.validFromMs > windowStartMs) {
+      // A ramp's slot: from it alone (as `next`, they would make room before the slot's time).
+      const slot = Math.round((lot.validFromMs - windowStartMs) / rampStepMs(policy.periodMs)) - 1
+      const ramp = current.ramp
+      if (!ramp || !((ramp[slot] ?? 0) > 0)) return state
+      const kept = [...ramp]
+      kept[slot] = Math.max(0, ramp[slot]! - units)
+      return { ...current, ramp: kept }
+    }
     const ahead = current.next ?? 0
-    if (windowStartMs === current.windowStartMs + policy.periodMs && ahead > 0)
-      return { ...current, next: Math.max(0, ahead - units) }
-    return state
+    return ahead > 0 ? { ...current, next: Math.max(0, ahead - units) } : state
   },
+}
+
+/**
+ * Takes back units of the current window. A slot of its ramp still to come is taken back from
+ * that slot alone: counted from the window's start instead, they would make room now that was
+ * never there. Units of the start or of a slot already counted come off the count as it is now.
+ */
+function refundNow(
+  state: SlidingWindowState,
+  policy: SlidingWindowPolicy,
+  nowMs: number,
+  units: number,
+  lot: { validFromMs: number }
+): SlidingWindowState {
+  const stepMs = rampStepMs(policy.periodMs)
+  const slot = Math.round((lot.validFromMs - state.windowStartMs) / Math.max(1, stepMs)) - 1
+  const ramp = state.rampNow
+  if (ramp && slot >= 0 && lot.validFromMs > nowMs) {
+    if (!(ramp[slot]! > 0)) return state
+    const kept = [...ramp]
+    kept[slot] = Math.max(0, ramp[slot]! - units)
+    return { ...state, rampNow: kept }
+  }
+  let left = units
+  const current = Math.max(0, state.current - left)
+  left -= state.current - current
+  if (left <= 0 || !ramp) return current === state.current ? state : { ...state, current }
+  // The rest from slots already counted: they weigh as the start's units do now.
+  const kept = [...ramp]
+  for (
+    let j = 0;
+    j < kept.length && left > 0 && state.windowStartMs + (j + 1) * stepMs <= nowMs;
+    j++
+  ) {
+    const taken = Math.min(left, kept[j]!)
+    kept[j]! -= taken
+    left -= taken
+  }
+  return { ...state, current, rampNow: kept }
+}
+
+/**
+ * Charges `cost` units on the next window's ramp at `slot`, within the room the slot's share
+ * leaves ({@link rampRoom}). The decision's `remaining` is that room (after the charge).
+ */
+function onRamp(
+  state: SlidingWindowState | undefined,
+  current: SlidingWindowState,
+  policy: SlidingWindowPolicy,
+  atMs: number,
+  cost: number,
+  slot: number
+): Outcome<SlidingWindowState> {
+  const room =
+    rampStepMs(policy.periodMs) > 0 ? rampRoom(current.ramp, policy, current.next ?? 0, slot) : 0
+  const allowed = slot >= 0 && slot < RAMP_SLOTS && cost <= room + EPSILON
+  let kept = current
+  if (allowed && cost > 0) {
+    const ramp = current.ramp ? [...current.ramp] : new Array<number>(RAMP_SLOTS).fill(0)
+    ramp[slot] = (ramp[slot] ?? 0) + cost
+    kept = { ...current, ramp }
+  }
+  const decision: Decision = {
+    allowed,
+    limit: policy.limit,
+    remaining: Math.max(0, Math.floor((allowed ? room - cost : room) + EPSILON)),
+    resetAtMs: fullResetAtMs(kept, policy.periodMs, atMs),
+    retryAfterMs: allowed ? 0 : Math.max(1, current.windowStartMs + policy.periodMs - atMs),
+  }
+  return { state: allowed && cost > 0 ? kept : state, decision }
 }

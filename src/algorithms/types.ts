@@ -117,6 +117,11 @@ export interface Hold {
    */
   ahead?: boolean
   /**
+   * Sliding window: charge the next window's ramp at this slot (spent only from that slot's
+   * time in the next window). The decision's `remaining` is what the slot can still be charged.
+   */
+  rampSlot?: number
+  /**
    * Bucket algorithms: the lessee may spend the units until then. Until then the bucket counts
    * them as still in it: it refills only up to `burst` less the units held, so units spent late
    * never add to a full bucket.

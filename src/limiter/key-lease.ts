@@ -161,7 +161,18 @@ function dropSpent(lease: KeyLease, nowMs: number): void {
  * @param lot - the lapsed units
  */
 export function addLapsed(lease: KeyLease, lot: Lot): void {
-  if (!joined((lease.lapsed ??= []), lot)) lease.lapsed.push({ ...lot })
+  const lapsed = (lease.lapsed ??= [])
+  // Handed back to the window they were charged in, whatever their start in it: one lot per
+  // window and end (a window's ramp lapses as one).
+  const { periodMs } = lease.policy
+  const same = lapsed.find(
+    (held) =>
+      held.epoch === lot.epoch &&
+      held.validUntilMs === lot.validUntilMs &&
+      Math.floor(held.validFromMs / periodMs) === Math.floor(lot.validFromMs / periodMs)
+  )
+  if (same) same.units += lot.units
+  else lapsed.push({ ...lot })
 }
 
 /** Adds `lot`'s units to a lot of the same span and epoch in `lots`; whether there was one. */
@@ -251,16 +262,18 @@ export function addLot(lease: KeyLease, lot: Lot): void {
 }
 
 /**
- * The lots of a reservation: the units granted now, and those charged ahead for the next window.
+ * The lots of a reservation: the units granted now, and those charged ahead for the next window
+ * (at its start, and on its ramp).
  *
  * @param reservation - the lessor's answer
  */
 export function lotsOf(reservation: Reservation): Lot[] {
-  const { granted, chargedAtMs, validUntilMs, epoch, next } = reservation
+  const { granted, chargedAtMs, validUntilMs, epoch, next, ramp } = reservation
   const lots: Lot[] = []
   if (granted > 0)
     lots.push({ units: granted, chargedAtMs, validFromMs: chargedAtMs, validUntilMs, epoch })
   if (next && next.granted > 0) lots.push(aheadLot(next, chargedAtMs))
+  for (const grant of ramp ?? []) if (grant.granted > 0) lots.push(aheadLot(grant, chargedAtMs))
   return lots
 }
 

@@ -10,6 +10,7 @@
  * budget, at most the demand over the horizon per tier.
  */
 import { bucketHoldMs, isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
+import { RAMP_SLOTS, rampStepMs } from '../algorithms/sliding-window-ramp'
 import type { Policy } from '../algorithms'
 
 /** A batch is at most this share of the key's capacity (limit, or burst for a bucket). */
@@ -290,4 +291,27 @@ export function samePolicy(a: Policy, b: Policy): boolean {
     a.penaltyMs === b.penaltyMs &&
     ('burst' in a ? a.burst : undefined) === ('burst' in b ? b.burst : undefined)
   )
+}
+
+/**
+ * A lessee's share of a sliding window's next ramp (units): its demand over the ramp's span,
+ * scaled down so that the lessees' shares together are at most the room the ramp has (the
+ * limit's rate over its span) when their demand exceeds that rate. Without it, the lessees
+ * asking first would take the whole ramp, and the others begin the window with nothing.
+ * `undefined` (no cap) when the lessee's demand is not known.
+ *
+ * @param policy - a sliding window
+ * @param ratePerMs - the lessee's demand (units per ms), if it said
+ * @param totalPerMs - the demand of all the lessor's lessees that said theirs
+ */
+export function rampShare(
+  policy: LeasablePolicy,
+  ratePerMs: number | undefined,
+  totalPerMs: number | undefined
+): number | undefined {
+  if (ratePerMs === undefined) return undefined
+  const spanMs = RAMP_SLOTS * rampStepMs(policy.periodMs)
+  const limitPerMs = policy.limit / policy.periodMs
+  const scale = Math.min(1, limitPerMs / Math.max(totalPerMs ?? 0, ratePerMs))
+  return Math.ceil(spanMs * ratePerMs * scale)
 }

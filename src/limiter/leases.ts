@@ -429,8 +429,9 @@ export class LeaseBook {
 
   /**
    * How long until units of a key are expected here (ms): the answer to the reservation in
-   * flight, or to the next one once the lessor's wait is over, a round trip each; 0 when this
-   * book may ask now and has nothing in flight.
+   * flight, or to the next one once the lessor's wait is over, a round trip each, or units held
+   * for later becoming spendable, whichever comes first; 0 when this book may ask now and has
+   * nothing in flight.
    *
    * @param ref - the key
    */
@@ -438,11 +439,15 @@ export class LeaseBook {
     const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
     if (lease === undefined) return 0
     const nowMs = this.#now()
-    const dueMs = lease.pending
+    const askedMs = lease.pending
       ? lease.pending.sinceMs + lease.roundTripMs
       : nowMs < lease.quietUntilMs
         ? lease.quietUntilMs + lease.roundTripMs
         : nowMs
+    // Units held for later (a window's ramp) come in at their own time, without an ask.
+    let dueMs = askedMs
+    for (const lot of lease.lots)
+      if (lot.units > 0 && lot.validFromMs > nowMs) dueMs = Math.min(dueMs, lot.validFromMs)
     return Math.max(0, dueMs - nowMs)
   }
 
@@ -645,7 +650,8 @@ export class LeaseBook {
       (reservation): Outcome => {
         // Asked for the next window and given none (its lessor keeps the room for this one):
         // no more asks ahead until that window begins.
-        if (nextUnits > 0 && !reservation.next) lease.aheadRefusedUntilMs = plan.nextWindowMs ?? 0
+        if (nextUnits > 0 && !reservation.next && !reservation.ramp)
+          lease.aheadRefusedUntilMs = plan.nextWindowMs ?? 0
         this.#apply(lease, reservation, sentAtMs)
         return { ok: true, reservation }
       },
@@ -810,6 +816,9 @@ export class LeaseBook {
     for (const [id, lease] of this.#leases) {
       if (nowMs - lease.lastUsedMs < QUIET_MS) break // most recently used come last
       if (lease.pending) continue
+      // Units for later (a window's ramp) wait for it: its lessees went quiet on their
+      // lessor's word that the key is short, and come back when that window begins.
+      if (heldNow(lease, nowMs).later > 0) continue
       this.#giveBack(lease, nowMs)
       this.#drop(id)
     }

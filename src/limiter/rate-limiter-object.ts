@@ -21,7 +21,7 @@ import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
 import type { LeaseKey, Lot } from './key-lease'
-import { horizonFor, ROOT_PACING, SCARCE_ROOT_PACING } from './lease-sizing'
+import { horizonFor, rampShare, ROOT_PACING, SCARCE_ROOT_PACING } from './lease-sizing'
 import { Lessees } from './lessees'
 import { LocationLessor } from './location-lessor'
 import type { ObjectNamespace } from './object-name'
@@ -126,19 +126,22 @@ export class RateLimiterObject extends DurableObject implements Lessor {
    */
   reserve(policy: LeasablePolicy, ask: LesseeAsk): Reservation {
     const nowMs = Date.now()
-    this.#lessees.note(ask.lessee, nowMs)
+    this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
     const stored = this.#read(policy)
     let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
     let current = stored
     for (const lot of ask.returned ?? [])
       if (lot.epoch === epoch) current = refundKey(current, policy, nowMs, lot.units, lot)
-    // While a sliding window has less room than is asked of it, nothing is charged ahead: what
-    // the next window took would be room this one could still use as its previous slides out.
-    // (A fixed window's next count is its own: asks ahead take nothing from the current one.)
+    // While a sliding window has less room than is asked of it, nothing is charged at the next
+    // window's start, only on its ramp: what the start took would be room this one could still
+    // use as its previous slides out. (A fixed window's next count is its own: asks ahead take
+    // nothing from the current one.)
+    const rampUnits = rampShare(policy, ask.ratePerMs, this.#lessees.ratePerMs(nowMs))
+    const shared = rampUnits === undefined ? ask : { ...ask, rampUnits }
     const ahead =
       nowMs >= this.#scarceUntilMs || policy.algorithm !== 'sliding-window'
-        ? ask
-        : { ...ask, nextUnits: 0 }
+        ? shared
+        : { ...shared, rampOnly: true }
     const reserved = reserveKey(current, policy, nowMs, ahead)
     if (reserved.state !== undefined && reserved.state !== stored)
       this.#write(policy, reserved.state)
@@ -148,7 +151,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
     if (short) this.#scarceUntilMs = nowMs + horizonMs
     if (epoch === undefined) this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
-    const { granted, decision, validUntilMs, next, scarce } = reserved
+    const { granted, decision, validUntilMs, next, ramp, scarce } = reserved
     return {
       granted,
       decision,
@@ -156,6 +159,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
       validUntilMs,
       epoch,
       ...(next ? { next: { ...next, epoch } } : {}),
+      ...(ramp ? { ramp: ramp.map((grant) => ({ ...grant, epoch })) } : {}),
       horizonMs,
       scarce,
     }

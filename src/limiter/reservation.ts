@@ -78,6 +78,8 @@ export interface Reservation {
   epoch: string
   /** Units charged ahead for the next window, if asked for and granted. */
   next?: AheadReservation
+  /** Units charged on the next window's ramp (spendable from a little after it begins). */
+  ramp?: AheadReservation[]
   /** How long the lessee's units should last before it asks again (ms): the lessor's pacing. */
   horizonMs: number
   /** The key has less room than was asked for: ask again no sooner than `horizonMs`. */

@@ -39,7 +39,7 @@ interface Held {
 
 type Step =
   | { kind: 'wait'; ms: number }
-  | { kind: 'reserve'; units: number; ahead: boolean }
+  | { kind: 'reserve'; units: number; ahead: boolean; rampOnly: boolean }
   | { kind: 'charge' }
   | { kind: 'spend'; lot: number; units: number }
   | { kind: 'refund'; lot: number; units: number }
@@ -59,6 +59,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       kind: fc.constant('reserve' as const),
       units: fc.integer({ min: 1, max: 8 }),
       ahead: fc.boolean(),
+      rampOnly: fc.boolean(),
     }),
   },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('charge' as const) }) },
@@ -91,7 +92,7 @@ function overAdmitted(policy: LeasablePolicy, steps: readonly Step[]): string[] 
     if (s.kind === 'wait') nowMs += s.ms
     else if (s.kind === 'reserve') {
       const ask = s.ahead
-        ? { units: 0, minUnits: 0, nextUnits: s.units }
+        ? { units: 0, minUnits: 0, nextUnits: s.units, rampOnly: s.rampOnly }
         : { units: s.units, minUnits: 0 }
       const reserved = reserveKey(key, policy, nowMs, ask)
       key = reserved.state
@@ -102,6 +103,7 @@ function overAdmitted(policy: LeasablePolicy, steps: readonly Step[]): string[] 
           validUntilMs: reserved.validUntilMs,
         })
       if (reserved.next) lots.push({ units: reserved.next.granted, ...reserved.next })
+      for (const grant of reserved.ramp ?? []) lots.push({ units: grant.granted, ...grant })
     } else if (s.kind === 'charge') {
       const outcome = chargeKey(key, policy, nowMs, 1)
       key = outcome.state
@@ -127,6 +129,8 @@ function overAdmitted(policy: LeasablePolicy, steps: readonly Step[]): string[] 
 
 const policies: LeasablePolicy[] = [
   { algorithm: 'sliding-window', limit: 10, periodMs: 10 * SECOND },
+  // Its next window's ramp has a unit every 4 slots of 25 ms: asks ahead reach it.
+  { algorithm: 'sliding-window', limit: 40, periodMs: 4 * SECOND },
   { algorithm: 'fixed-window', limit: 10, periodMs: 10 * SECOND },
   { algorithm: 'token-bucket', limit: 10, periodMs: 10 * SECOND, burst: 10 },
   { algorithm: 'gcra', limit: 10, periodMs: 10 * SECOND, burst: 6 },
@@ -134,9 +138,9 @@ const policies: LeasablePolicy[] = [
 
 describe('leased units, spent whenever their lessee likes within their span', () => {
   it('counts tokens a lessee holds as still in the bucket: spent late, they never top a refilled bucket', () => {
-    const bucket = policies[2]!
+    const bucket = policies[3]!
     const steps: Step[] = [
-      { kind: 'reserve', units: 8, ahead: false },
+      { kind: 'reserve', units: 8, ahead: false, rampOnly: false },
       { kind: 'wait', ms: 4 * SECOND },
       ...Array.from({ length: 9 }, (): Step => ({ kind: 'charge' })),
       { kind: 'spend', lot: 0, units: 5 },
@@ -144,12 +148,12 @@ describe('leased units, spent whenever their lessee likes within their span', ()
     expect(overAdmitted(bucket, steps)).toEqual([])
   })
 
-  it.each([policies[0]!, policies[1]!])(
+  it.each([policies[0]!, policies[2]!])(
     'keeps a window’s count plus what was charged ahead for the next within the limit ($algorithm)',
     (policy) => {
       const steps: Step[] = [
         { kind: 'wait', ms: 8 * SECOND },
-        { kind: 'reserve', units: 5, ahead: true },
+        { kind: 'reserve', units: 5, ahead: true, rampOnly: false },
         ...Array.from({ length: 10 }, (): Step => ({ kind: 'charge' })),
         { kind: 'wait', ms: 2.5 * SECOND },
         { kind: 'spend', lot: 0, units: 5 },

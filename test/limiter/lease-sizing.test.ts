@@ -7,6 +7,7 @@ import {
   horizonFor,
   LOCATION_PACING,
   planStableUntilMs,
+  rampShare,
   refillPlan,
   ROOT_PACING,
   scarceWaitMs,
@@ -154,5 +155,24 @@ describe('planStableUntilMs', () => {
         }
       )
     )
+  })
+})
+
+describe('rampShare', () => {
+  // 100 a ms; the ramp spans 40 slots of 50 ms: 2 s, room for 200,000.
+  const hot: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, periodMs: MINUTE }
+
+  it("is a lessee's demand over the ramp while the lessees' demand is within the limit's rate", () => {
+    expect(rampShare(hot, 0.5, 80)).toBe(1_000)
+  })
+
+  it("shrinks every share alike once their demand exceeds it: together they fit the ramp's room", () => {
+    const shares = [30, 50, 70].map((rate) => rampShare(hot, rate, 150)!)
+    expect(shares).toEqual([40_000, 66_667, 93_334])
+    expect(shares.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(200_000 + 3)
+  })
+
+  it('caps nothing for a lessee that did not say its demand', () => {
+    expect(rampShare(hot, undefined, 150)).toBeUndefined()
   })
 })

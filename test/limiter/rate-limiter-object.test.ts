@@ -190,6 +190,36 @@ describe('RateLimiterObject', () => {
     }
   )
 
+  it('as a root short of room, answers an ask ahead with the next window’s ramp, in its epoch', async () => {
+    const MINUTE = 60_000
+    const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000, periodMs: MINUTE }
+    const stub = env.LIMITER.getByName('root-ramp')
+    const minuteMs = Math.ceil(freezeClock() / MINUTE) * MINUTE
+    try {
+      vi.setSystemTime(minuteMs - 10_000)
+      const full = await stub.reserve(policy, { lessee: 'a', units: 6_001, minUnits: 0 })
+      expect(full.scarce).toBe(true)
+      vi.setSystemTime(minuteMs - 2_000)
+      const ahead = await stub.reserve(policy, {
+        lessee: 'b',
+        units: 10,
+        minUnits: 0,
+        nextUnits: 1_000,
+        nextWindowMs: minuteMs,
+      })
+      expect(ahead.granted).toBe(0)
+      expect(ahead.next).toBeUndefined()
+      // 100 a second come back as the full minute slides out: 5 per 50 ms over the ramp's 2 s.
+      expect(ahead.ramp?.map((lot) => lot.granted)).toEqual(new Array(40).fill(5))
+      expect(ahead.ramp?.[0]).toMatchObject({
+        validFromMs: minuteMs + 50,
+        epoch: full.epoch,
+      })
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
   it.each([
     ['its epoch', true, 64],
     ['another epoch (the key was reset since)', false, 10],
