@@ -10,7 +10,7 @@
 import type { Decision } from '../types'
 import { chargeKey } from './index'
 import type { KeyState } from './penalty'
-import { RAMP_SLOTS, rampStepMs } from './sliding-window-ramp'
+import { RAMP_SLOTS, rampStepMs, slotOffsetMs } from './sliding-window-ramp'
 import type {
   FixedWindowPolicy,
   GcraPolicy,
@@ -169,8 +169,7 @@ function reserveRamp(
   units: number,
   windowMs: number
 ): Reserved {
-  const stepMs = rampStepMs(policy.periodMs)
-  if (stepMs <= 0) return reserved
+  if (rampStepMs(policy.periodMs) <= 0) return reserved
   let state = reserved.state
   const ramp: AheadGrant[] = []
   let carried = 0
@@ -185,7 +184,7 @@ function reserveRamp(
     const taken = chargeKey(state, policy, nowMs, want, hold)
     if (!taken.decision.allowed) continue
     state = taken.state
-    const validFromMs = windowMs + (slot + 1) * stepMs
+    const validFromMs = windowMs + slotOffsetMs(slot, policy.periodMs)
     // One end for the whole ramp: its lots lapse, and go back, together.
     ramp.push({ granted: want, validFromMs, validUntilMs: leaseEndMs(policy, windowMs) })
   }

@@ -20,6 +20,47 @@ export function rampStepMs(periodMs: number): number {
 }
 
 /**
+ * When a ramp's slot may be spent from: ms after its window's start.
+ *
+ * @param slot - the slot
+ * @param periodMs - the window's length
+ */
+export function slotOffsetMs(slot: number, periodMs: number): number {
+  return (slot + 1) * rampStepMs(periodMs)
+}
+
+/**
+ * The slot of a lot spendable from `validFromMs` in the window beginning at `windowStartMs`
+ * (−1 for the window's start itself).
+ *
+ * @param validFromMs - the lot's start
+ * @param windowStartMs - its window's start
+ * @param periodMs - the window's length
+ */
+export function slotOf(validFromMs: number, windowStartMs: number, periodMs: number): number {
+  return Math.round((validFromMs - windowStartMs) / Math.max(1, rampStepMs(periodMs))) - 1
+}
+
+/**
+ * The ramp with up to `units` taken back from `slot`, or `undefined` when that slot holds none.
+ *
+ * @param ramp - units by slot
+ * @param slot - the slot
+ * @param units - units handed back
+ */
+export function withoutUnits(
+  ramp: readonly number[] | undefined,
+  slot: number,
+  units: number
+): number[] | undefined {
+  const held = ramp?.[slot] ?? 0
+  if (!(held > 0)) return undefined
+  const kept = [...ramp!]
+  kept[slot] = Math.max(0, held - units)
+  return kept
+}
+
+/**
  * The most units the ramp may add at `slot` (every later slot's count includes them) with
  * `next` units at the window's start: what keeps each slot's count by its time within
  * (limit − next) × s_j / period. Negative when the ramp is already past that (a grown `next`).
@@ -30,7 +71,7 @@ export function rampStepMs(periodMs: number): number {
  * @param slot - the slot to charge
  */
 export function rampRoom(
-  ramp: readonly number[] = [],
+  ramp: readonly number[] | undefined,
   policy: SlidingWindowPolicy,
   next: number,
   slot: number
@@ -39,7 +80,7 @@ export function rampRoom(
   let room = Number.POSITIVE_INFINITY
   let count = 0
   for (let j = 0; j < RAMP_SLOTS; j++) {
-    count += ramp[j] ?? 0
+    count += ramp?.[j] ?? 0
     if (j >= slot) room = Math.min(room, share * (j + 1) - count)
   }
   return room
@@ -51,12 +92,12 @@ export function rampRoom(
  * @param ramp - the next window's ramp, units by slot
  * @param policy - its limit
  */
-export function nextRoom(ramp: readonly number[] = [], policy: SlidingWindowPolicy): number {
+export function nextRoom(ramp: readonly number[] | undefined, policy: SlidingWindowPolicy): number {
   const stepMs = rampStepMs(policy.periodMs)
   let most = policy.limit
   let count = 0
-  for (let j = 0; j < ramp.length; j++) {
-    count += ramp[j] ?? 0
+  for (let j = 0; j < (ramp?.length ?? 0); j++) {
+    count += ramp![j] ?? 0
     if (count > 0)
       most = Math.min(most, policy.limit - (count * policy.periodMs) / ((j + 1) * stepMs))
   }

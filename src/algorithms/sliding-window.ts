@@ -27,7 +27,16 @@
  * **Con:** approximate: a previous window whose traffic was bunched at its end is under-counted.
  */
 import type { Decision } from '../types'
-import { nextRoom, RAMP_SLOTS, rampRoom, rampStepMs, sum } from './sliding-window-ramp'
+import {
+  nextRoom,
+  RAMP_SLOTS,
+  rampRoom,
+  rampStepMs,
+  slotOf,
+  slotOffsetMs,
+  sum,
+  withoutUnits,
+} from './sliding-window-ramp'
 import { ceilMs, EPSILON, type Algorithm, type Outcome, type SlidingWindowPolicy } from './types'
 
 /** Counts for the current and previous fixed windows. */
@@ -89,9 +98,9 @@ function estimate(state: SlidingWindowState, periodMs: number, atMs: number): nu
   const base = (state.previous * (periodMs - elapsedMs)) / periodMs + state.current
   const ramp = state.rampNow
   if (!ramp) return base
-  const stepMs = rampStepMs(periodMs)
   let matured = 0
-  for (let j = 0; j < ramp.length && (j + 1) * stepMs <= elapsedMs; j++) matured += ramp[j]!
+  for (let j = 0; j < ramp.length && slotOffsetMs(j, periodMs) <= elapsedMs; j++)
+    matured += ramp[j]!
   return base + matured
 }
 
@@ -103,12 +112,11 @@ function peakFrom(state: SlidingWindowState, periodMs: number, atMs: number): nu
   let peak = estimate(state, periodMs, atMs)
   const ramp = state.rampNow
   if (!ramp) return peak
-  const stepMs = rampStepMs(periodMs)
   const elapsedMs = atMs - state.windowStartMs
   let count = state.current
   for (let j = 0; j < ramp.length; j++) {
     count += ramp[j]!
-    const slotMs = (j + 1) * stepMs
+    const slotMs = slotOffsetMs(j, periodMs)
     if (slotMs > elapsedMs)
       peak = Math.max(peak, (state.previous * (periodMs - slotMs)) / periodMs + count)
   }
@@ -226,12 +234,9 @@ export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> =
     if (windowStartMs !== current.windowStartMs + policy.periodMs) return state
     if (lot.validFromMs > windowStartMs) {
       // A ramp's slot: from it alone (as `next`, they would make room before the slot's time).
-      const slot = Math.round((lot.validFromMs - windowStartMs) / rampStepMs(policy.periodMs)) - 1
-      const ramp = current.ramp
-      if (!ramp || !((ramp[slot] ?? 0) > 0)) return state
-      const kept = [...ramp]
-      kept[slot] = Math.max(0, ramp[slot]! - units)
-      return { ...current, ramp: kept }
+      const slot = slotOf(lot.validFromMs, windowStartMs, policy.periodMs)
+      const ramp = withoutUnits(current.ramp, slot, units)
+      return ramp ? { ...current, ramp } : state
     }
     const ahead = current.next ?? 0
     return ahead > 0 ? { ...current, next: Math.max(0, ahead - units) } : state
@@ -250,14 +255,14 @@ function refundNow(
   units: number,
   lot: { validFromMs: number }
 ): SlidingWindowState {
-  const stepMs = rampStepMs(policy.periodMs)
-  const slot = Math.round((lot.validFromMs - state.windowStartMs) / Math.max(1, stepMs)) - 1
   const ramp = state.rampNow
-  if (ramp && slot >= 0 && lot.validFromMs > nowMs) {
-    if (!(ramp[slot]! > 0)) return state
-    const kept = [...ramp]
-    kept[slot] = Math.max(0, ramp[slot]! - units)
-    return { ...state, rampNow: kept }
+  if (ramp && lot.validFromMs > nowMs) {
+    const rampNow = withoutUnits(
+      ramp,
+      slotOf(lot.validFromMs, state.windowStartMs, policy.periodMs),
+      units
+    )
+    return rampNow ? { ...state, rampNow } : state
   }
   let left = units
   const current = Math.max(0, state.current - left)
@@ -267,7 +272,7 @@ function refundNow(
   const kept = [...ramp]
   for (
     let j = 0;
-    j < kept.length && left > 0 && state.windowStartMs + (j + 1) * stepMs <= nowMs;
+    j < kept.length && left > 0 && state.windowStartMs + slotOffsetMs(j, policy.periodMs) <= nowMs;
     j++
   ) {
     const taken = Math.min(left, kept[j]!)

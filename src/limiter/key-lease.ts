@@ -4,7 +4,7 @@
  * its lots (units granted, each spendable in a span of time), the observed demand, the decision
  * a local spend reports.
  */
-import type { LeasablePolicy } from '../algorithms/reserve'
+import { windowOf, type LeasablePolicy } from '../algorithms/reserve'
 import type { LimiterUnavailableError } from '../errors'
 import type { Decision } from '../types'
 import type { AheadReservation, LeaseKey, Lot, Reservation } from './reservation'
@@ -164,12 +164,12 @@ export function addLapsed(lease: KeyLease, lot: Lot): void {
   const lapsed = (lease.lapsed ??= [])
   // Handed back to the window they were charged in, whatever their start in it: one lot per
   // window and end (a window's ramp lapses as one).
-  const { periodMs } = lease.policy
+  const windowMs = windowOf(lease.policy, lot.validFromMs)
   const same = lapsed.find(
     (held) =>
       held.epoch === lot.epoch &&
       held.validUntilMs === lot.validUntilMs &&
-      Math.floor(held.validFromMs / periodMs) === Math.floor(lot.validFromMs / periodMs)
+      windowOf(lease.policy, held.validFromMs) === windowMs
   )
   if (same) same.units += lot.units
   else lapsed.push({ ...lot })

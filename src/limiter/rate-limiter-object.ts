@@ -136,7 +136,12 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     // window's start, only on its ramp: what the start took would be room this one could still
     // use as its previous slides out. (A fixed window's next count is its own: asks ahead take
     // nothing from the current one.)
-    const rampUnits = rampShare(policy, ask.ratePerMs, this.#lessees.ratePerMs(nowMs))
+    // Only an ask ahead of a sliding window can reach its ramp: the lessees' demand is summed
+    // for it alone.
+    const rampUnits =
+      ask.nextUnits && policy.algorithm === 'sliding-window'
+        ? rampShare(policy, ask.ratePerMs, this.#lessees.ratePerMs(nowMs))
+        : undefined
     const shared = rampUnits === undefined ? ask : { ...ask, rampUnits }
     const ahead =
       nowMs >= this.#scarceUntilMs || policy.algorithm !== 'sliding-window'
