@@ -73,4 +73,12 @@ export const gcra: Algorithm<GcraPolicy, GcraState> = {
     const tatMs = Math.max(nowMs + heldUnits(held) * interval, settled.tatMs - released * interval)
     return held ? { tatMs, held } : { tatMs }
   },
+
+  spent(state, policy, nowMs, units, lot) {
+    const settled = settle(state, policy, nowMs)
+    // The TAT stays: the slots were taken when granted, and spent they stay taken.
+    const { held, released } = releaseHeld(settled.held, lot.validUntilMs, units)
+    if (released === 0) return state
+    return held ? { tatMs: settled.tatMs, held } : { tatMs: settled.tatMs }
+  },
 }

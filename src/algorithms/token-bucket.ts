@@ -102,4 +102,11 @@ export const tokenBucket: Algorithm<TokenBucketPolicy, TokenBucketState> = {
     const tokens = bucket.tokens + released
     return held ? { ...bucket, tokens, held } : { tokens, updatedAtMs: bucket.updatedAtMs }
   },
+
+  spent(state, policy, nowMs, units, lot) {
+    const bucket = refill(state, policy, nowMs)
+    const { held, released } = releaseHeld(bucket.held, lot.validUntilMs, units)
+    if (released === 0) return state
+    return held ? { ...bucket, held } : { tokens: bucket.tokens, updatedAtMs: bucket.updatedAtMs }
+  },
 }

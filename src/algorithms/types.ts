@@ -144,6 +144,13 @@ export interface Algorithm<P extends Policy, S> {
    * state passed in when nothing can be taken back (their window ended, their hold lapsed).
    */
   refund?(state: S, policy: P, nowMs: number, units: number, lot: LotSpan): S
+  /**
+   * Bucket algorithms: units of a hold its lessee reports spent. They leave the hold without
+   * coming back (they were spent), so the bucket may refill past them from now on; a hold of
+   * spent units would keep it short of its burst until the hold lapses. The very state passed
+   * in when the hold is gone.
+   */
+  spent?(state: S, policy: P, nowMs: number, units: number, lot: LotSpan): S
 }
 
 /** When a lot of reserved units may be spent: from its window's start (or its grant) until. */

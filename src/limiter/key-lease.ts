@@ -4,7 +4,7 @@
  * its lots (units granted, each spendable in a span of time), the observed demand, the decision
  * a local spend reports.
  */
-import { windowOf, type LeasablePolicy } from '../algorithms/reserve'
+import { isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
 import type { LimiterUnavailableError } from '../errors'
 import type { Decision } from '../types'
 import type { AheadReservation, LeaseKey, Lot, Reservation } from './reservation'
@@ -70,6 +70,8 @@ export interface KeyLease extends LeaseKey {
    * just ended still weighs on the estimate, so they are room again at the key's root object.
    */
   lapsed?: Lot[]
+  /** Units of a bucket's lots spent here or reported spent by lessees, to report with the next ask. */
+  spent?: Lot[]
 }
 
 /**
@@ -173,6 +175,26 @@ export function addLapsed(lease: KeyLease, lot: Lot): void {
   )
   if (same) same.units += lot.units
   else lapsed.push({ ...lot })
+}
+
+/** Spent lots of distinct holds kept for one report; more lapse unreported (their hold ends). */
+const MAX_SPENT_LOTS = 32
+
+/**
+ * Keeps a bucket's units spent, to report with the next ask, joined to those of the same hold
+ * (epoch and end). Windowed algorithms count a spend when it is charged: nothing to report.
+ *
+ * @param lease - the key's lease
+ * @param lot - the units spent and the hold they came from
+ */
+export function addSpent(lease: KeyLease, lot: Lot): void {
+  if (lot.units <= 0 || isWindowed(lease.policy)) return
+  const spent = (lease.spent ??= [])
+  const same = spent.find(
+    (held) => held.epoch === lot.epoch && held.validUntilMs === lot.validUntilMs
+  )
+  if (same) same.units += lot.units
+  else if (spent.length < MAX_SPENT_LOTS) spent.push({ ...lot })
 }
 
 /** Adds `lot`'s units to a lot of the same span and epoch in `lots`; whether there was one. */

@@ -22,6 +22,7 @@ import type { ChargeCall, ChargeResult } from './charge-call'
 import {
   addLapsed,
   addLot,
+  addSpent,
   allowedFrom,
   heldNow,
   leaseId,
@@ -209,15 +210,18 @@ export class LeaseBook {
     // Most requests are decided from what is held: answered without a promise.
     const nowMs = this.#now()
     this.#sweep(nowMs)
-    const now = this.#takeNow(this.#touch(to, ref, nowMs), cost, cost, nowMs)
-    if (now) return this.#charged(stats, call, now)
+    const lease = this.#touch(to, ref, nowMs)
+    const now = this.#takeNow(lease, cost, cost, nowMs)
+    if (now) return this.#charged(stats, call, lease, now)
     return this.take(to, ref, cost, cost).then(
-      (taken) => this.#charged(stats, call, taken),
+      (taken) => this.#charged(stats, call, lease, taken),
       (error: unknown) => failedCharge(stats, call, unavailableOf(error))
     )
   }
 
-  #charged(stats: ClientStats, call: ChargeCall, taken: Take): ChargeResult {
+  /** A request decided: its units spent (reported to the lessor, for a bucket). */
+  #charged(stats: ClientStats, call: ChargeCall, lease: BookLease, taken: Take): ChargeResult {
+    if (taken.lot) addSpent(lease, taken.lot)
     stats.decided(call.rule.id, taken.waited ? 'durableObject' : 'local')
     const { decision, decidedAtMs } = taken
     if (!taken.waited) return { enforced: true, decision, local: true }
@@ -375,6 +379,18 @@ export class LeaseBook {
       return { granted: 0, decision: this.#quiet(lease, nowMs), waited: false }
     }
     return undefined
+  }
+
+  /**
+   * Keeps units a lessee reports spent, to report with this book's next ask of the key (a
+   * location's object passing its isolates' reports on to the root).
+   *
+   * @param key - the key
+   * @param lots - the units spent, by the hold they came from
+   */
+  noteSpent(key: LeaseKey, lots: readonly Lot[]): void {
+    const lease = this.#leases.get(leaseId(key.ruleId, key.key))
+    if (lease) for (const lot of lots) addSpent(lease, lot)
   }
 
   /**
@@ -636,6 +652,8 @@ export class LeaseBook {
     const sentAtMs = nowMs
     const returned = lease.lapsed
     delete lease.lapsed
+    const spent = lease.spent
+    delete lease.spent
     this.#lapsedDue.delete(lease)
     const ratePerMs = lease.rate ?? lease.provisionalRate
     const ask = {
@@ -645,6 +663,7 @@ export class LeaseBook {
       nextUnits,
       nextWindowMs: plan.nextWindowMs,
       ...(returned ? { returned } : {}),
+      ...(spent ? { spent } : {}),
     }
     const promise = to.reserve(lease, policy, ask).then(
       (reservation): Outcome => {

@@ -91,6 +91,7 @@ export class LocationLessor {
     const nowMs = this.#now()
     this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
     for (const lot of ask.returned ?? []) this.takeBack(root, lease, policy, lot)
+    if (ask.spent) this.#book.noteSpent(lease, ask.spent)
     const horizonMs = horizonFor(this.#lessees.count(nowMs), LOCATION_PACING, policy.periodMs)
     const ref = { ...lease, policy, ratePerMs: this.#lessees.ratePerMs(nowMs) }
     // The root is asked within part of what the isolate waits (a far root's round trip fits).

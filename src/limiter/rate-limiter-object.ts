@@ -15,7 +15,7 @@ import {
   type Policy,
 } from '../algorithms'
 import { gateKey } from '../algorithms/gate'
-import { refundKey } from '../algorithms/refund'
+import { handBackKey } from '../algorithms/refund'
 import { reserveKey, type LeasablePolicy } from '../algorithms/reserve'
 import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
@@ -131,7 +131,11 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
     let current = stored
     for (const lot of ask.returned ?? [])
-      if (lot.epoch === epoch) current = refundKey(current, policy, nowMs, lot.units, lot)
+      if (lot.epoch === epoch)
+        current = handBackKey('refund', current, policy, nowMs, lot.units, lot)
+    for (const lot of ask.spent ?? [])
+      if (lot.epoch === epoch)
+        current = handBackKey('spent', current, policy, nowMs, lot.units, lot)
     // While a sliding window has less room than is asked of it, nothing is charged at the next
     // window's start, only on its ramp: what the start took would be room this one could still
     // use as its previous slides out. (A fixed window's next count is its own: asks ahead take
@@ -181,7 +185,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
   refund(policy: LeasablePolicy, units: number, lot: LotSpan, epoch: string): void {
     if (this.ctx.storage.kv.get<string>(EPOCH_KEY) !== epoch) return
     const current = this.#read(policy)
-    const next = refundKey(current, policy, Date.now(), units, lot)
+    const next = handBackKey('refund', current, policy, Date.now(), units, lot)
     if (next !== undefined && next !== current) this.#write(policy, next)
   }
 

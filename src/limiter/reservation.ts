@@ -37,6 +37,12 @@ export interface LeaseAsk extends ReserveAsk {
    * than in a call of their own: every lessee finds its units lapsed at once.
    */
   returned?: Lot[]
+  /**
+   * Units of a bucket's lots spent since the last ask (by this lessee, or its lessees as they
+   * reported): they leave the root's hold, which would keep the bucket short of its burst
+   * until it lapsed.
+   */
+  spent?: Lot[]
 }
 
 /** What a lessee sends: its ask, and who it is (its lessor paces its lessees by how many). */

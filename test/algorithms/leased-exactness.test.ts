@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { chargeKey, type KeyState } from '../../src/algorithms'
-import { refundKey } from '../../src/algorithms/refund'
+import { handBackKey } from '../../src/algorithms/refund'
 import { reserveKey, type LeasablePolicy } from '../../src/algorithms/reserve'
 
 const SECOND = 1_000
@@ -35,6 +35,8 @@ interface Held {
   units: number
   validFromMs: number
   validUntilMs: number
+  /** Units spent and not yet reported. */
+  spent: number
 }
 
 type Step =
@@ -43,6 +45,7 @@ type Step =
   | { kind: 'charge' }
   | { kind: 'spend'; lot: number; units: number }
   | { kind: 'refund'; lot: number; units: number }
+  | { kind: 'report'; lot: number; units: number }
 
 // Waits are rarer than spends and charges, so that many land at one moment: where an excess shows.
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -78,6 +81,14 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       lot: fc.nat(),
       units: fc.integer({ min: 1, max: 8 }),
     }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('report' as const),
+      lot: fc.nat(),
+      units: fc.integer({ min: 1, max: 8 }),
+    }),
   }
 )
 
@@ -101,13 +112,23 @@ function overAdmitted(policy: LeasablePolicy, steps: readonly Step[]): string[] 
           units: reserved.granted,
           validFromMs: nowMs,
           validUntilMs: reserved.validUntilMs,
+          spent: 0,
         })
-      if (reserved.next) lots.push({ units: reserved.next.granted, ...reserved.next })
-      for (const grant of reserved.ramp ?? []) lots.push({ units: grant.granted, ...grant })
+      if (reserved.next) lots.push({ units: reserved.next.granted, ...reserved.next, spent: 0 })
+      for (const grant of reserved.ramp ?? [])
+        lots.push({ units: grant.granted, ...grant, spent: 0 })
     } else if (s.kind === 'charge') {
       const outcome = chargeKey(key, policy, nowMs, 1)
       key = outcome.state
       if (outcome.decision.allowed && !admits(nowMs)) over.push(`charge at ${nowMs - T0}`)
+    } else if (s.kind === 'report') {
+      // Units spent are reported late, lapsed or not: no more than were spent.
+      const reported = lots.filter((lot) => lot.spent > 0)
+      const lot = reported[s.lot % Math.max(1, reported.length)]
+      if (!lot) continue
+      const units = Math.min(s.units, lot.spent)
+      lot.spent -= units
+      key = handBackKey('spent', key, policy, nowMs, units, lot)
     } else {
       // A lot that still has units and can be spent now, picked by `s.lot`; or handed back,
       // lapsed too (a lessee returns what lapsed unspent at a window's end).
@@ -120,8 +141,11 @@ function overAdmitted(policy: LeasablePolicy, steps: readonly Step[]): string[] 
       if (!lot) continue
       const units = Math.min(s.units, lot.units)
       lot.units -= units
-      if (s.kind === 'refund') key = refundKey(key, policy, nowMs, units, lot)
-      else for (let i = 0; i < units; i++) if (!admits(nowMs)) over.push(`spend at ${nowMs - T0}`)
+      if (s.kind === 'refund') key = handBackKey('refund', key, policy, nowMs, units, lot)
+      else {
+        lot.spent += units
+        for (let i = 0; i < units; i++) if (!admits(nowMs)) over.push(`spend at ${nowMs - T0}`)
+      }
     }
   }
   return over
@@ -144,6 +168,19 @@ describe('leased units, spent whenever their lessee likes within their span', ()
       { kind: 'wait', ms: 4 * SECOND },
       ...Array.from({ length: 9 }, (): Step => ({ kind: 'charge' })),
       { kind: 'spend', lot: 0, units: 5 },
+    ]
+    expect(overAdmitted(bucket, steps)).toEqual([])
+  })
+
+  it('lets a bucket refill past held tokens only as they are reported spent', () => {
+    const bucket = policies[3]!
+    const steps: Step[] = [
+      { kind: 'reserve', units: 8, ahead: false, rampOnly: false },
+      { kind: 'spend', lot: 0, units: 1 },
+      { kind: 'report', lot: 0, units: 1 },
+      { kind: 'wait', ms: 5 * SECOND },
+      ...Array.from({ length: 10 }, (): Step => ({ kind: 'charge' })),
+      { kind: 'spend', lot: 0, units: 8 },
     ]
     expect(overAdmitted(bucket, steps)).toEqual([])
   })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
-import { refundKey } from '../../src/algorithms/refund'
+import { handBackKey } from '../../src/algorithms/refund'
 import {
   bucketHoldMs,
   isLeasable,
@@ -112,7 +112,7 @@ describe('reserveKey', () => {
 /** The span of units reserved at `ms` in a window (spendable from then). */
 const at = (ms: number) => ({ validFromMs: ms, validUntilMs: ms + MAX_LEASE_MS })
 
-describe('refundKey', () => {
+describe('handBackKey: refund', () => {
   type Row = [
     name: string,
     policy: LeasablePolicy,
@@ -138,25 +138,84 @@ describe('refundKey', () => {
     const reserved = reserveKey(undefined, policy, reservedAtMs, { units: 6, minUnits: 6 })
     expect(reserved.granted).toBe(6)
     const lot = { validFromMs: reservedAtMs, validUntilMs: reserved.validUntilMs }
-    const key = refundKey(reserved.state, policy, refundAtMs, 4, lot)
+    const key = handBackKey('refund', reserved.state, policy, refundAtMs, 4, lot)
     expect(admits(key, policy, refundAtMs)).toBe(admitsAfter)
   })
 
   it('never counts below zero, and keeps the very state when nothing changes', () => {
     const key = spent(fixed, 2)
-    expect(refundKey(key, fixed, T0, 5, at(T0))?.state).toEqual({ windowStartMs: T0, count: 0 })
-    const stale = refundKey(key, fixed, T0 + MINUTE, 1, at(T0))
+    expect(handBackKey('refund', key, fixed, T0, 5, at(T0))?.state).toEqual({
+      windowStartMs: T0,
+      count: 0,
+    })
+    const stale = handBackKey('refund', key, fixed, T0 + MINUTE, 1, at(T0))
     expect(stale).toBe(key)
-    expect(refundKey(undefined, bucket, T0, 3, at(T0))).toBeUndefined()
+    expect(handBackKey('refund', undefined, bucket, T0, 3, at(T0))).toBeUndefined()
     const slidingKey = spent(sliding, 3)
-    expect(refundKey(slidingKey, sliding, T0 + 1, 9, at(T0))?.state).toMatchObject({ current: 0 })
+    expect(handBackKey('refund', slidingKey, sliding, T0 + 1, 9, at(T0))?.state).toMatchObject({
+      current: 0,
+    })
   })
 
   it('keeps a penalty lock as it is', () => {
     const locked: KeyState = { state: { windowStartMs: T0, count: 10 }, blockedUntilMs: T0 + 999 }
-    expect(refundKey(locked, fixed, T0, 3, at(T0))).toEqual({
+    expect(handBackKey('refund', locked, fixed, T0, 3, at(T0))).toEqual({
       state: { windowStartMs: T0, count: 7 },
       blockedUntilMs: T0 + 999,
     })
   })
+})
+
+describe('handBackKey: spent', () => {
+  // A unit a second, burst 10: 8 reserved at T0 (held 9 s), all spent at once, reported 2 s in.
+  const quick: LeasablePolicy[] = [
+    { algorithm: 'token-bucket', limit: 60, periodMs: MINUTE, burst: 10 },
+    { algorithm: 'gcra', limit: 60, periodMs: MINUTE, burst: 10 },
+  ]
+  const reportedAtMs = T0 + 2_000
+  const lotOf = (reserved: { validUntilMs: number }) => ({
+    validFromMs: T0,
+    validUntilMs: reserved.validUntilMs,
+  })
+
+  it.each(quick)(
+    'lets a bucket refill past a hold once its units are reported spent ($algorithm)',
+    (policy) => {
+      const reserved = reserveKey(undefined, policy, T0, { units: 8, minUnits: 8 })
+      expect(reserved.validUntilMs).toBe(T0 + 9_000)
+      const later = T0 + 8_000
+      // Held, the 8 keep the bucket at 2 until the hold lapses.
+      expect(admits(reserved.state, policy, later)).toBe(2)
+      const key = handBackKey('spent', reserved.state, policy, reportedAtMs, 8, lotOf(reserved))
+      // Reported spent 2 s in, they stop counting then: 6 s refill 6 more.
+      expect(admits(key, policy, later)).toBe(8)
+    }
+  )
+
+  it.each(quick)(
+    'releases no more than is held, and nothing once the hold lapsed ($algorithm)',
+    (policy) => {
+      const reserved = reserveKey(undefined, policy, T0, { units: 8, minUnits: 8 })
+      const lot = lotOf(reserved)
+      const over = handBackKey('spent', reserved.state, policy, reportedAtMs, 50, lot)
+      expect(over).toEqual(handBackKey('spent', reserved.state, policy, reportedAtMs, 8, lot))
+      expect(handBackKey('spent', reserved.state, policy, reserved.validUntilMs + 1, 8, lot)).toBe(
+        reserved.state
+      )
+      const elsewhere = { validFromMs: T0, validUntilMs: reserved.validUntilMs + 5_000 }
+      expect(handBackKey('spent', reserved.state, policy, reportedAtMs, 8, elsewhere)).toBe(
+        reserved.state
+      )
+    }
+  )
+
+  it.each([fixed, sliding])(
+    'leaves a window as it is: its spends were counted ($algorithm)',
+    (policy) => {
+      const reserved = reserveKey(undefined, policy, T0, { units: 8, minUnits: 8 })
+      expect(handBackKey('spent', reserved.state, policy, reportedAtMs, 8, lotOf(reserved))).toBe(
+        reserved.state
+      )
+    }
+  )
 })

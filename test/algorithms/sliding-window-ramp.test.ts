@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { chargeKey, type KeyState } from '../../src/algorithms'
-import { refundKey } from '../../src/algorithms/refund'
+import { handBackKey } from '../../src/algorithms/refund'
 import { reserveKey, type LeasablePolicy } from '../../src/algorithms/reserve'
 
 const T0 = 1_800_000_000_000 // a minute boundary
@@ -60,7 +60,7 @@ describe('the next window’s ramp', () => {
   it('takes back a slot still to come from that slot only, making room at its time, not now', () => {
     const reserved = reserveKey(fullWindow(T0 + 10_000), policy, T0 + 59_000, rampAsk)
     const slot = reserved.ramp![10]!
-    const refunded = refundKey(reserved.state, policy, T0 + 60_010, 5, slot)
+    const refunded = handBackKey('refund', reserved.state, policy, T0 + 60_010, 5, slot)
     expect(chargeKey(refunded, policy, T0 + 60_010, 1).decision.allowed).toBe(false)
     expect(chargeKey(refunded, policy, T0 + 60_550, 5).decision.allowed).toBe(true)
     expect(chargeKey(refunded, policy, T0 + 60_550, 6).decision.allowed).toBe(false)

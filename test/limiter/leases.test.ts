@@ -1,3 +1,4 @@
+import { runInDurableObject } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
@@ -135,6 +136,28 @@ describe('leased quotas', () => {
     const { durableObjectCalls, decisions } = stats.snapshot()
     expect(durableObjectCalls / admitted).toBeLessThanOrEqual(0.05)
     expect(decisions.local).toBeGreaterThan(4_900)
+  })
+
+  it('reports the bucket tokens it spent with its asks: the root holds only what is unspent', async () => {
+    let nowMs = startOfHour()
+    const [book] = books(1, new ClientStats(0))
+    const call = leased({ algorithm: 'token-bucket', limit: 36_000, periodMs: HOUR, burst: 200 })
+    let admitted = 0
+    for (let i = 0; i < 100; i++) {
+      vi.setSystemTime((nowMs += 20))
+      if (await allowed(book!, call)) admitted++
+      await book!.settled()
+    }
+    expect(admitted).toBe(100)
+    const held = await runInDurableObject(env.LIMITER.getByName(call.key), (_instance, state) => {
+      const stored = state.storage.kv.get<{ state: { state: { held?: [number, number][] } } }>(
+        'state'
+      )
+      return (stored?.state.state.held ?? []).reduce((sum, [, units]) => sum + units, 0)
+    })
+    // A token granted is held until reported spent or its hold ends (10 s): without the reports, at
+    // least the 100 spent would still be held.
+    expect(held).toBeLessThan(admitted)
   })
 
   it('answers from the units held at once, without a promise; a reservation comes in one', async () => {

@@ -1,3 +1,4 @@
+import { runInDurableObject } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
@@ -74,5 +75,47 @@ describe("a location's object", () => {
     })
     expect(granted).toBe(4)
     expect((await ask(100)).granted).toBe(10)
+  })
+
+  it("passes its isolates' spent bucket tokens on to the root, which stops holding them", async () => {
+    const startMs = freezeClock()
+    vi.setSystemTime(startMs)
+    const bucket: LeasablePolicy = {
+      algorithm: 'token-bucket',
+      limit: 3_600,
+      periodMs: HOUR,
+      burst: 20,
+    }
+    const lease = { ruleId: 'location-lessor', key: 'location-lessor|spent' }
+    const location = env.LIMITER.getByName(locationName(lease.key, 'test-colo'))
+    const root = env.LIMITER.getByName(lease.key)
+    const heldAtRoot = () =>
+      runInDurableObject(root, (_instance, state) => {
+        const stored = state.storage.kv.get<{ state: { state: { held?: [number, number][] } } }>(
+          'state'
+        )
+        return (stored?.state.state.held ?? []).reduce((sum, [, units]) => sum + units, 0)
+      })
+    const first = await location.sublease(lease, bucket, {
+      lessee: 'isolate-1',
+      units: 5,
+      minUnits: 1,
+    })
+    expect(first.granted).toBe(5)
+    const leased = await heldAtRoot()
+    expect(leased).toBeGreaterThanOrEqual(5)
+    // The isolate spent its 5 and says so with its next ask, which needs more than the location
+    // holds: the location asks the root, and passes the report on.
+    vi.setSystemTime(startMs + 500)
+    const { chargedAtMs, validUntilMs, epoch } = first
+    const spent = [{ units: 5, chargedAtMs, validFromMs: chargedAtMs, validUntilMs, epoch }]
+    const second = await location.sublease(lease, bucket, {
+      lessee: 'isolate-1',
+      units: 100,
+      minUnits: leased - 4,
+      spent,
+    })
+    // Every token the root still holds is one the isolate holds unspent: not the 5 spent.
+    expect(await heldAtRoot()).toBe(second.granted)
   })
 })
