@@ -35,7 +35,7 @@ export const USAGE = `usage: npm run simulate:scale -- [options]     (lists: a,b
                         limit, as for a rule without "burst": 60 s for steady, 1 s for small-key)
   --out <dir>           write a CSV and an SVG chart per run there
   --json                print one JSON object per run instead of the table
-  --check               CI's short form: three short runs that fail on any over-admission
+  --check               CI's short form: four short runs that fail on any over-admission
   --help                print this
 
 Exit status: 0, or 1 when a run admitted more than the exact limit allows, 2 for a bad flag.`
@@ -149,8 +149,9 @@ function command(values: Record<string, string | boolean | undefined>): Command 
 
 /**
  * CI's form: 100 isolates for 10 s above the limit; 10 isolates for 65 s above it, across the
- * first window's end (the limit binding, the next window's ramp); and the small key 20 s at 3 ×
- * its limit.
+ * first window's end (the limit binding, the next window's ramp); the small key 20 s at 3 ×
+ * its limit; and a token bucket (a burst of 5 s) for 10 s at 3 × its rate, spent by 2.5 s and
+ * refilled from its lessees' reports of what they spent.
  */
 function checkRuns(): RunOptions[] {
   const common = {
@@ -171,6 +172,16 @@ function checkRuns(): RunOptions[] {
     { ...common, scenario: 'steady', demand: 1.1, seconds: 10 },
     { ...common, scenario: 'steady', demand: 1.1, seconds: 65, isolates: 10, locations: 10 },
     { ...common, scenario: 'small-key', demand: 3 },
+    {
+      ...common,
+      scenario: 'steady',
+      algorithm: 'token-bucket',
+      burstS: 5,
+      demand: 3,
+      seconds: 10,
+      isolates: 10,
+      locations: 10,
+    },
   ]
 }
 
