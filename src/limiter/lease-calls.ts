@@ -84,8 +84,8 @@ export function rootUpstream(namespace: ObjectNamespace, options: CallOptions): 
   return {
     timeoutMs: options.timeoutMs,
     reserve: (lease, policy, ask) =>
-      timed(options, lease, async () =>
-        (await stub(lease)).reserve(policy, { ...ask, lessee: options.lessee })
+      timed(options, lease, async (again) =>
+        (await stub(lease)).reserve(policy, { ...onceOnly(ask, again), lessee: options.lessee })
       ),
     refund: (lease, policy, lot) =>
       quietly(options, lease, async () =>
@@ -120,9 +120,9 @@ export function locationUpstream(
   return {
     timeoutMs: options.timeoutMs,
     reserve: (lease, policy, ask) =>
-      timed(options, lease, async () =>
+      timed(options, lease, async (again) =>
         (await stub(lease)).sublease(keyOf(lease), policy, {
-          ...ask,
+          ...onceOnly(ask, again),
           lessee: options.lessee,
           budgetMs: options.timeoutMs,
         })
@@ -143,13 +143,17 @@ const OVERLOAD_BACKOFF_MS = 25
  * nothing twice). The waits double, each at a point of its own for this lessee, so lessees that
  * all found a cold root busy come back spread out rather than together.
  */
-function timed<T>(options: CallOptions, lease: LeaseKey, send: () => Promise<T>): Promise<T> {
+function timed<T>(
+  options: CallOptions,
+  lease: LeaseKey,
+  send: (again: boolean) => Promise<T>
+): Promise<T> {
   const deadlineMs = Date.now() + options.timeoutMs
   let refused: unknown
   const attempt = async (tries: number): Promise<T> => {
     const startMs = Date.now()
     try {
-      return await withRetry(() => counted(options.stats, lease.ruleId, send))
+      return await withRetry((again) => counted(options.stats, lease.ruleId, () => send(again)))
     } catch (error) {
       const waitMs =
         OVERLOAD_BACKOFF_MS * 2 ** tries * (0.5 + spreadOf(`${options.lessee}#${tries}`))
@@ -221,6 +225,19 @@ export function keepAliveInRequest(promise: Promise<unknown>): void {
   } catch {
     // Outside a request (no context to extend): the promise runs as long as the isolate does.
   }
+}
+
+/**
+ * An ask as sent again after a failure that may have reached the lessor: without the units it
+ * handed back or reported spent, which must not count twice there (lost, they are only
+ * under-admission).
+ */
+function onceOnly(ask: LeaseAsk, again: boolean): LeaseAsk {
+  if (!again || (!ask.returned && !ask.spent)) return ask
+  const bare = { ...ask }
+  delete bare.returned
+  delete bare.spent
+  return bare
 }
 
 function counted<T>(stats: ClientStats, ruleId: string, send: () => Promise<T>): Promise<T> {

@@ -4,14 +4,17 @@
  */
 import { LimiterUnavailableError, type UnavailableReason } from '../errors'
 
-/** Runs `attempt` again once, on a fresh stub, when the runtime says that is safe. */
-export async function withRetry<T>(attempt: () => Promise<T>): Promise<T> {
+/**
+ * Runs `attempt` again once, on a fresh stub, when the runtime says that is safe. The second
+ * run is told it is one (`again`): the first may have reached the object before it failed.
+ */
+export async function withRetry<T>(attempt: (again: boolean) => Promise<T>): Promise<T> {
   try {
-    return await attempt()
+    return await attempt(false)
   } catch (error) {
     if (!isRetryable(error)) throw error
     // A broken stub stays broken: `attempt` takes a new one.
-    return await attempt()
+    return await attempt(true)
   }
 }
 

@@ -73,6 +73,11 @@ export class FlakyLimiterObject extends DurableObject {
   async reserve(policy: LeasablePolicy, ask: LesseeAsk): Promise<Reservation> {
     const name = this.ctx.id.name ?? ''
     const calls = this.#count('reserve-calls')
+    const reports = this.ctx.storage.kv.get<number[]>('reports') ?? []
+    this.ctx.storage.kv.put('reports', [
+      ...reports,
+      (ask.spent?.length ?? 0) + (ask.returned?.length ?? 0),
+    ])
     if (name.startsWith('flaky-once') && calls === 1)
       throw flagged(`flaky limiter ${name}: retry`, { retryable: true })
     if (name.startsWith('hangs')) await new Promise(() => {})
@@ -121,6 +126,11 @@ export class FlakyLimiterObject extends DurableObject {
   }
 
   subrefund(): void {}
+
+  /** For each `reserve` that reached it, how many lots it handed back or reported spent. */
+  reports(): number[] {
+    return this.ctx.storage.kv.get<number[]>('reports') ?? []
+  }
 
   /** How many times a leased quota's call (`reserve-calls`, `sublease-calls`) reached it. */
   leaseCalls(kind: 'reserve-calls' | 'sublease-calls'): number {

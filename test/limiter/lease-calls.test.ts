@@ -1,0 +1,35 @@
+import { env } from 'cloudflare:workers'
+import { describe, expect, it } from 'vitest'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import { rootUpstream } from '../../src/limiter/lease-calls'
+import type { ObjectNamespace } from '../../src/limiter/object-name'
+import { ClientStats } from '../../src/limiter/stats'
+
+const policy: LeasablePolicy = {
+  algorithm: 'token-bucket',
+  limit: 3_600,
+  periodMs: 3_600_000,
+  burst: 100,
+}
+
+describe("a lessee's calls to its lessor", () => {
+  it('asks again after a retryable failure without what it handed back or reported spent: they count once at most', async () => {
+    const lease = { ruleId: 'lease-calls', key: 'flaky-once-reports' }
+    const root = rootUpstream(env.FLAKY_LIMITER as unknown as ObjectNamespace, {
+      stats: new ClientStats(0),
+      timeoutMs: 5_000,
+      lessee: 'location-1',
+    })
+    const lot = { units: 3, chargedAtMs: 0, validFromMs: 0, validUntilMs: 1, epoch: 'e' }
+    const reservation = await root.reserve(lease, policy, {
+      units: 5,
+      minUnits: 1,
+      spent: [lot],
+      returned: [lot],
+    })
+    expect(reservation.granted).toBeGreaterThan(0)
+    // The first call reached the object and failed (its answer lost): the second carries none.
+    const stub = env.FLAKY_LIMITER.getByName(lease.key)
+    expect(await stub.reports()).toEqual([2, 0])
+  })
+})
