@@ -172,18 +172,20 @@ describe('leased units, spent whenever their lessee likes within their span', ()
     expect(overAdmitted(bucket, steps)).toEqual([])
   })
 
-  it('lets a bucket refill past held tokens only as they are reported spent', () => {
-    const bucket = policies[3]!
-    const steps: Step[] = [
-      { kind: 'reserve', units: 8, ahead: false, rampOnly: false },
-      { kind: 'spend', lot: 0, units: 1 },
-      { kind: 'report', lot: 0, units: 1 },
-      { kind: 'wait', ms: 5 * SECOND },
-      ...Array.from({ length: 10 }, (): Step => ({ kind: 'charge' })),
-      { kind: 'spend', lot: 0, units: 8 },
-    ]
-    expect(overAdmitted(bucket, steps)).toEqual([])
-  })
+  it.each([policies[3]!, policies[4]!])(
+    'lets a bucket refill past held tokens only as they are reported spent ($algorithm)',
+    (bucket) => {
+      const steps: Step[] = [
+        { kind: 'reserve', units: 8, ahead: false, rampOnly: false },
+        { kind: 'spend', lot: 0, units: 1 },
+        { kind: 'report', lot: 0, units: 1 },
+        { kind: 'wait', ms: 5 * SECOND },
+        ...Array.from({ length: 10 }, (): Step => ({ kind: 'charge' })),
+        { kind: 'spend', lot: 0, units: 8 },
+      ]
+      expect(overAdmitted(bucket, steps)).toEqual([])
+    }
+  )
 
   it.each([policies[0]!, policies[2]!])(
     'keeps a window’s count plus what was charged ahead for the next within the limit ($algorithm)',
