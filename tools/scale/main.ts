@@ -1,6 +1,6 @@
 /**
  * @module tools/scale/main
- * What `npm run simulate:scale` does once the module hook is in place (`cli.ts`): reads the
+ * What `npm run simulate:scale` runs, bundled (`cli.ts`): reads the
  * flags, runs each simulation in turn, prints a table (or one JSON object per run), writes CSVs
  * and charts when asked, and fails when a run admitted more than the exact limit allows.
  */

@@ -1,7 +1,7 @@
 /**
  * @module tools/scale/object-base
  * The Durable Object base class as the simulator provides it: it keeps `ctx` and `env`, as
- * `cloudflare:workers`' `DurableObject` does, and checks nothing. Under Node the module hook
+ * `cloudflare:workers`' `DurableObject` does, and checks nothing. Under Node the bundle
  * (`cli.ts`) makes it `cloudflare:workers`' `DurableObject`; in workerd (the tests) the real base
  * refuses a state it did not make, so {@link instantiate} swaps it in for one construction.
  */
