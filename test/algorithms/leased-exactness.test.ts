@@ -92,6 +92,41 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   }
 )
 
+/**
+ * Steps for a bucket's holds: short waits (within a hold), spends reported soon, and charges in
+ * runs that drain what the bucket has. Where a report that released too much would show: the
+ * bucket refills past tokens still held, charges take that room, and the held tokens are spent.
+ */
+const bucketStep: fc.Arbitrary<Step[]> = fc.oneof(
+  fc
+    .record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 1, max: 3 * SECOND }) })
+    .map((s) => [s]),
+  fc
+    .record({
+      kind: fc.constant('reserve' as const),
+      units: fc.integer({ min: 1, max: 8 }),
+      ahead: fc.constant(false),
+      rampOnly: fc.constant(false),
+    })
+    .map((s) => [s]),
+  fc
+    .record({ lot: fc.nat(), units: fc.integer({ min: 1, max: 8 }) })
+    .map(({ lot, units }): Step[] => [
+      { kind: 'spend', lot, units },
+      { kind: 'report', lot: 0, units },
+    ]),
+  fc
+    .integer({ min: 1, max: 12 })
+    .map((count) => Array.from({ length: count }, (): Step => ({ kind: 'charge' }))),
+  fc
+    .record({
+      kind: fc.constant('spend' as const),
+      lot: fc.nat(),
+      units: fc.integer({ min: 1, max: 8 }),
+    })
+    .map((s) => [s])
+)
+
 /** Runs the steps; every unit admitted that an exact limiter would have refused. */
 function overAdmitted(policy: LeasablePolicy, steps: readonly Step[]): string[] {
   const admits = exactOracle(policy)
@@ -199,6 +234,18 @@ describe('leased units, spent whenever their lessee likes within their span', ()
         ...Array.from({ length: 10 }, (): Step => ({ kind: 'charge' })),
       ]
       expect(overAdmitted(policy, steps)).toEqual([])
+    }
+  )
+
+  it.each([policies[3]!, policies[4]!])(
+    'never admit what an exact $algorithm would refuse as spends are reported',
+    (policy) => {
+      fc.assert(
+        fc.property(fc.array(bucketStep, { minLength: 8, maxLength: 30 }), (runs) => {
+          expect(overAdmitted(policy, runs.flat())).toEqual([])
+        }),
+        { numRuns: 5000, seed: 19 }
+      )
     }
   )
 
