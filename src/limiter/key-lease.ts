@@ -168,13 +168,9 @@ export function addLapsed(lease: KeyLease, lot: Lot): void {
   // window and end (a window's ramp lapses as one).
   const windowMs = windowOf(lease.policy, lot.validFromMs)
   const same = lapsed.find(
-    (held) =>
-      held.epoch === lot.epoch &&
-      held.validUntilMs === lot.validUntilMs &&
-      windowOf(lease.policy, held.validFromMs) === windowMs
+    (held) => sameHold(held, lot) && windowOf(lease.policy, held.validFromMs) === windowMs
   )
-  if (same) same.units += lot.units
-  else lapsed.push({ ...lot })
+  if (!joinedTo(same, lot)) lapsed.push({ ...lot })
 }
 
 /** Spent lots of distinct holds kept for one report; more lapse unreported (their hold ends). */
@@ -190,16 +186,17 @@ const MAX_SPENT_LOTS = 32
 export function addSpent(lease: KeyLease, lot: Lot): void {
   if (lot.units <= 0 || isWindowed(lease.policy)) return
   const spent = (lease.spent ??= [])
-  const same = spent.find(
-    (held) => held.epoch === lot.epoch && held.validUntilMs === lot.validUntilMs
-  )
-  if (same) same.units += lot.units
-  else if (spent.length < MAX_SPENT_LOTS) spent.push({ ...lot })
+  const same = spent.find((held) => sameHold(held, lot))
+  if (!joinedTo(same, lot) && spent.length < MAX_SPENT_LOTS) spent.push({ ...lot })
 }
 
-/** Adds `lot`'s units to a lot of the same span and epoch in `lots`; whether there was one. */
-function joined(lots: Lot[], lot: Lot): boolean {
-  const same = sameSpan(lots, lot)
+/** Whether two lots were charged in one epoch and lapse together. */
+function sameHold(a: Lot, b: Lot): boolean {
+  return a.epoch === b.epoch && a.validUntilMs === b.validUntilMs
+}
+
+/** Adds `lot`'s units to `same`, the lot it joins, if there is one; whether there was. */
+function joinedTo(same: Lot | undefined, lot: Lot): boolean {
   if (same) same.units += lot.units
   return same !== undefined
 }
@@ -278,7 +275,7 @@ export function takeAhead(lease: KeyLease, units: number, windowMs: number): Lot
  */
 export function addLot(lease: KeyLease, lot: Lot): void {
   if (lot.units <= 0) return
-  if (joined(lease.lots, lot)) return
+  if (joinedTo(sameSpan(lease.lots, lot), lot)) return
   lease.lots.push({ ...lot })
   lease.lots.sort((a, b) => a.validUntilMs - b.validUntilMs)
 }

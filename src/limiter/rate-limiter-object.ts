@@ -130,12 +130,11 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const stored = this.#read(policy)
     let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
     let current = stored
-    for (const lot of ask.returned ?? [])
-      if (lot.epoch === epoch)
-        current = handBackKey('refund', current, policy, nowMs, lot.units, lot)
-    for (const lot of ask.spent ?? [])
-      if (lot.epoch === epoch)
-        current = handBackKey('spent', current, policy, nowMs, lot.units, lot)
+    // What the ask hands back, of this epoch only: a reset since dropped what was charged before.
+    const handBacks = [['refund', ask.returned] as const, ['spent', ask.spent] as const]
+    for (const [how, lots] of handBacks)
+      for (const lot of lots ?? [])
+        if (lot.epoch === epoch) current = handBackKey(how, current, policy, nowMs, lot.units, lot)
     // While a sliding window has less room than is asked of it, nothing is charged at the next
     // window's start, only on its ramp: what the start took would be room this one could still
     // use as its previous slides out. (A fixed window's next count is its own: asks ahead take
