@@ -69,6 +69,12 @@ export interface ReserveAsk {
   rampOnly?: boolean
   /** Sliding window: at most this many of `nextUnits` on the next window's ramp. */
   rampUnits?: number
+  /**
+   * Sliding window: what the key lacks now of `units` may be charged for later in the current
+   * window, at most this many units per step of the ramp's time, a fraction (see
+   * {@link reserveLater}).
+   */
+  laterPerStep?: number
 }
 
 /** Units granted for the next window. */
@@ -96,6 +102,11 @@ export interface Reserved {
    * begins (each its own grant, the earliest first), if any were granted.
    */
   ramp?: AheadGrant[]
+  /**
+   * Sliding window: units charged for later in the current window, while the key is short
+   * (each its own grant, the earliest first), if any were granted.
+   */
+  later?: AheadGrant[]
   /** Whether the key had less room than was asked for: its lessees should not ask again soon. */
   scarce: boolean
 }
@@ -142,6 +153,8 @@ export function reserveKey(
       ? { ...denied, granted: minUnits, validUntilMs, scarce: room < units }
       : { ...denied, granted: 0, validUntilMs: nowMs, scarce: true }
   }
+  if (reserved.scarce && ask.laterPerStep && policy.algorithm === 'sliding-window')
+    reserved = reserveLater(reserved, policy, nowMs, units - reserved.granted, ask.laterPerStep)
   if (!ask.nextUnits || !isWindowed(policy)) return reserved
   const windowMs = windowOf(policy, nowMs)
   const forMs = ask.nextWindowMs ?? windowMs + policy.periodMs
@@ -190,6 +203,48 @@ function reserveRamp(
   }
   // A ramp short of what was asked says nothing of this window's room: not scarce for it.
   return ramp.length === 0 ? reserved : { ...reserved, state, ramp }
+}
+
+/**
+ * Adds grants for later in the current window to a reservation of a key short of room: what
+ * the ask lacks, at most `perStep` units a step of the ramp's time from the next one on
+ * (a step without room carries its share to the next), for at most as many steps as a ramp
+ * has, and none past the window's end. The room the previous window's sliding out gives back
+ * then reaches the lessee before it is there, rather than a horizon after, at its next ask.
+ */
+function reserveLater(
+  reserved: Reserved,
+  policy: SlidingWindowPolicy,
+  nowMs: number,
+  units: number,
+  perStep: number
+): Reserved {
+  const stepMs = rampStepMs(policy.periodMs)
+  if (stepMs <= 0 || units <= 0) return reserved
+  const windowMs = windowOf(policy, nowMs)
+  const endMs = windowMs + policy.periodMs
+  const validUntilMs = leaseEndMs(policy, nowMs)
+  let state = reserved.state
+  const later: AheadGrant[] = []
+  let left = units
+  let carried = 0
+  let fromMs = windowMs + (Math.floor((nowMs - windowMs) / stepMs) + 1) * stepMs
+  for (let step = 0; step < RAMP_SLOTS && left > 0 && fromMs < endMs; step++, fromMs += stepMs) {
+    // A fraction a step: whole units where the steps' running total crosses one.
+    const share = Math.min(left, Math.floor((step + 1) * perStep) - Math.floor(step * perStep))
+    if (share + carried <= 0) continue
+    const hold = { fromMs }
+    const look = chargeKey(state, policy, nowMs, 0, hold).decision
+    const want = Math.min(share + carried, left, look.allowed ? look.remaining : 0)
+    carried += share - want
+    if (want <= 0) continue
+    const taken = chargeKey(state, policy, nowMs, want, hold)
+    if (!taken.decision.allowed) continue
+    state = taken.state
+    left -= want
+    later.push({ granted: want, validFromMs: fromMs, validUntilMs })
+  }
+  return later.length === 0 ? reserved : { ...reserved, state, later }
 }
 
 /** Adds a grant for a given window (the current one, or the next) to a reservation. */

@@ -21,7 +21,14 @@
  * limit − next, so a ramp whose units by each s_j stay within (limit − next) × s_j/period
  * never exceeds the limit, and never takes room from the current window: it is the room the
  * previous window's sliding out gives back at the next window's start, handed out before it
- * begins. Once the next window begins, its ramp counts in full in its count.
+ * begins. Once the next window begins, its ramp's slots are units spendable *later* in it.
+ *
+ * Units spendable later in the current window (`later`: the ramp's once its window began, and
+ * units charged while the key is short for a time still to come, so that the room the previous
+ * window's sliding out gives back then reaches the lessee before it is there) count in the
+ * estimate from their time on, and in the window's count in full. A charge must fit under the
+ * estimate now and at each later entry's time still to come; once their time has come they
+ * are part of `current`.
  *
  * **Pro:** three numbers of state, O(1), no boundary burst of 2× like a fixed window.
  * **Con:** approximate: a previous window whose traffic was bunched at its end is under-counted.
@@ -52,10 +59,20 @@ export interface SlidingWindowState {
   /** Units charged on the next window's ramp, by slot (see {@link rampStepMs}), if any. */
   ramp?: number[]
   /**
-   * This window's ramp, charged before it began: slot j counts in the estimate from its time
-   * on (`current` counts from the start), and in the window's count in full.
+   * Units of this window spendable only from a later time in it (its ramp, charged before it
+   * began; units charged ahead while the key is short), the soonest first: each counts in the
+   * estimate from its time on (`current` counts from the start), and in the window's count in
+   * full.
    */
+  later?: LaterUnits[]
+  /** A stored state of an earlier version: this window's ramp by slot (read as `later`). */
   rampNow?: number[]
+}
+
+/** Units of the current window spendable from `fromMs` on. */
+export interface LaterUnits {
+  fromMs: number
+  units: number
 }
 
 /** The units charged ahead for the next window: at its start and on its ramp. */
@@ -63,9 +80,32 @@ function aheadOf(state: SlidingWindowState): number {
   return (state.next ?? 0) + sum(state.ramp)
 }
 
-/** The units charged to the current window: from its start, and on its ramp. */
+/** The units charged to the current window: from its start, and for later in it. */
 function countOf(state: SlidingWindowState): number {
-  return state.current + sum(state.rampNow)
+  let count = state.current
+  for (const entry of state.later ?? []) count += entry.units
+  return count
+}
+
+/** The state with the entries of `later` whose time has come (by `atMs`) counted in `current`. */
+function matured(state: SlidingWindowState, atMs: number): SlidingWindowState {
+  const later = state.later
+  if (!later || later[0]!.fromMs > atMs) return state
+  let current = state.current
+  let j = 0
+  for (; j < later.length && later[j]!.fromMs <= atMs; j++) current += later[j]!.units
+  const kept: SlidingWindowState = { ...state, current, later: later.slice(j) }
+  if (kept.later!.length === 0) delete kept.later
+  return kept
+}
+
+/** A ramp by slot as later units of the window beginning at `windowStartMs`. */
+function rampAsLater(ramp: readonly number[], windowStartMs: number, periodMs: number) {
+  const later: LaterUnits[] = []
+  ramp.forEach((units, j) => {
+    if (units > 0) later.push({ fromMs: windowStartMs + slotOffsetMs(j, periodMs), units })
+  })
+  return later
 }
 
 /** Rolls the state forward to the window containing `nowMs`; a clock that went back keeps it. */
@@ -76,7 +116,12 @@ function advance(
 ): SlidingWindowState {
   const windowStartMs = Math.floor(nowMs / periodMs) * periodMs
   if (!state) return { windowStartMs, current: 0, previous: 0 }
-  if (windowStartMs <= state.windowStartMs) return state
+  if (state.rampNow) {
+    const { rampNow, ...rest } = state
+    const later = rampAsLater(rampNow, state.windowStartMs, periodMs)
+    state = later.length > 0 ? { ...rest, later } : rest
+  }
+  if (windowStartMs <= state.windowStartMs) return matured(state, nowMs)
   const steps = (windowStartMs - state.windowStartMs) / periodMs
   // Units charged ahead belong to the window after the stored one: its count, its ramp's from
   // each slot's time on.
@@ -86,39 +131,28 @@ function advance(
       current: state.next ?? 0,
       previous: countOf(state),
     }
-    if (state.ramp) rolled.rampNow = state.ramp
-    return rolled
+    const later = state.ramp ? rampAsLater(state.ramp, windowStartMs, periodMs) : []
+    if (later.length > 0) rolled.later = later
+    return matured(rolled, nowMs)
   }
   return { windowStartMs, current: 0, previous: steps === 2 ? aheadOf(state) : 0 }
 }
 
-/** The weighted count over the sliding window ending at `atMs`. */
-function estimate(state: SlidingWindowState, periodMs: number, atMs: number): number {
-  const elapsedMs = atMs - state.windowStartMs
-  const base = (state.previous * (periodMs - elapsedMs)) / periodMs + state.current
-  const ramp = state.rampNow
-  if (!ramp) return base
-  let matured = 0
-  for (let j = 0; j < ramp.length && slotOffsetMs(j, periodMs) <= elapsedMs; j++)
-    matured += ramp[j]!
-  return base + matured
-}
-
 /**
- * The highest estimate from `atMs` on in this window: now, or as a later slot of its ramp
- * comes in (the previous window slides out in between). A charge must fit under all of them.
+ * The highest estimate from `atMs` on in this window: then, or as a later entry comes in (the
+ * previous window slides out in between). Units counted from `atMs` must fit under all of them.
  */
 function peakFrom(state: SlidingWindowState, periodMs: number, atMs: number): number {
-  let peak = estimate(state, periodMs, atMs)
-  const ramp = state.rampNow
-  if (!ramp) return peak
-  const elapsedMs = atMs - state.windowStartMs
+  const at = (timeMs: number, count: number) =>
+    (state.previous * (periodMs - (timeMs - state.windowStartMs))) / periodMs + count
+  const later = state.later ?? []
   let count = state.current
-  for (let j = 0; j < ramp.length; j++) {
-    count += ramp[j]!
-    const slotMs = slotOffsetMs(j, periodMs)
-    if (slotMs > elapsedMs)
-      peak = Math.max(peak, (state.previous * (periodMs - slotMs)) / periodMs + count)
+  let j = 0
+  for (; j < later.length && later[j]!.fromMs <= atMs; j++) count += later[j]!.units
+  let peak = at(atMs, count)
+  for (; j < later.length; j++) {
+    count += later[j]!.units
+    peak = Math.max(peak, at(later[j]!.fromMs, count))
   }
   return peak
 }
@@ -167,6 +201,7 @@ export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> =
     const atMs = Math.max(nowMs, current.windowStartMs)
     if (hold?.rampSlot !== undefined)
       return onRamp(state, current, policy, atMs, cost, hold.rampSlot)
+    if (hold?.fromMs !== undefined) return onLater(state, current, policy, atMs, cost, hold.fromMs)
     const ahead = current.next ?? 0
     const count = countOf(current)
     const before = peakFrom(current, policy.periodMs, atMs)
@@ -224,8 +259,7 @@ export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> =
   refund(state, policy, nowMs, units, lot) {
     const current = advance(state, policy.periodMs, nowMs)
     const windowStartMs = Math.floor(lot.validFromMs / policy.periodMs) * policy.periodMs
-    if (windowStartMs === current.windowStartMs)
-      return refundNow(current, policy, nowMs, units, lot)
+    if (windowStartMs === current.windowStartMs) return refundNow(current, nowMs, units, lot)
     // Units of the window just ended that lapsed unspent: the previous count is then what was
     // admitted in it, as for a key that never reserved them, and their weight is room again.
     if (windowStartMs === current.windowStartMs - policy.periodMs && current.previous > 0)
@@ -244,42 +278,63 @@ export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> =
 }
 
 /**
- * Takes back units of the current window. A slot of its ramp still to come is taken back from
- * that slot alone: counted from the window's start instead, they would make room now that was
- * never there. Units of the start or of a slot already counted come off the count as it is now.
+ * Takes back units of the current window. Units spendable later, whose time has not come, are
+ * taken back from that entry alone: counted from the window's start instead, they would make
+ * room now that was never there. Other units come off the count as it is now.
  */
 function refundNow(
   state: SlidingWindowState,
-  policy: SlidingWindowPolicy,
   nowMs: number,
   units: number,
   lot: { validFromMs: number }
 ): SlidingWindowState {
-  const ramp = state.rampNow
-  if (ramp && lot.validFromMs > nowMs) {
-    const rampNow = withoutUnits(
-      ramp,
-      slotOf(lot.validFromMs, state.windowStartMs, policy.periodMs),
-      units
-    )
-    return rampNow ? { ...state, rampNow } : state
+  if (lot.validFromMs > nowMs) {
+    const later = state.later ?? []
+    const at = later.findIndex((entry) => entry.fromMs === lot.validFromMs)
+    if (at < 0) return state
+    const kept = [...later]
+    kept[at] = { fromMs: lot.validFromMs, units: Math.max(0, later[at]!.units - units) }
+    return { ...state, later: kept }
   }
-  let left = units
-  const current = Math.max(0, state.current - left)
-  left -= state.current - current
-  if (left <= 0 || !ramp) return current === state.current ? state : { ...state, current }
-  // The rest from slots already counted: they weigh as the start's units do now.
-  const kept = [...ramp]
-  for (
-    let j = 0;
-    j < kept.length && left > 0 && state.windowStartMs + slotOffsetMs(j, policy.periodMs) <= nowMs;
-    j++
-  ) {
-    const taken = Math.min(left, kept[j]!)
-    kept[j]! -= taken
-    left -= taken
+  const current = Math.max(0, state.current - units)
+  return current === state.current ? state : { ...state, current }
+}
+
+/**
+ * Charges `cost` units spendable from `fromMs` (later in the current window), within what the
+ * estimate leaves then and at each later entry's time. The decision's `remaining` is that room
+ * (after the charge).
+ */
+function onLater(
+  state: SlidingWindowState | undefined,
+  current: SlidingWindowState,
+  policy: SlidingWindowPolicy,
+  atMs: number,
+  cost: number,
+  fromMs: number
+): Outcome<SlidingWindowState> {
+  const { limit, periodMs } = policy
+  const inWindow = fromMs > atMs && fromMs < current.windowStartMs + periodMs
+  const shared = limit - countOf(current) - (current.next ?? 0)
+  const room = inWindow ? Math.min(limit - peakFrom(current, periodMs, fromMs), shared) : 0
+  const allowed = inWindow && cost <= room + EPSILON
+  let kept = current
+  if (allowed && cost > 0) {
+    const later = [...(current.later ?? [])]
+    const at = later.findIndex((entry) => entry.fromMs >= fromMs)
+    if (at >= 0 && later[at]!.fromMs === fromMs)
+      later[at] = { fromMs, units: later[at]!.units + cost }
+    else later.splice(at < 0 ? later.length : at, 0, { fromMs, units: cost })
+    kept = { ...current, later }
   }
-  return { ...state, current, rampNow: kept }
+  const decision: Decision = {
+    allowed,
+    limit,
+    remaining: Math.max(0, Math.floor((allowed ? room - cost : room) + EPSILON)),
+    resetAtMs: fullResetAtMs(kept, periodMs, atMs),
+    retryAfterMs: allowed ? 0 : Math.max(1, current.windowStartMs + periodMs - atMs),
+  }
+  return { state: allowed && cost > 0 ? kept : state, decision }
 }
 
 /**

@@ -122,6 +122,11 @@ export interface Hold {
    */
   rampSlot?: number
   /**
+   * Sliding window: charge units spendable only from this time, later in the current window.
+   * The decision's `remaining` is what can still be charged for that time.
+   */
+  fromMs?: number
+  /**
    * Bucket algorithms: the lessee may spend the units until then. Until then the bucket counts
    * them as still in it: it refills only up to `burst` less the units held, so units spent late
    * never add to a full bucket.

@@ -126,24 +126,36 @@ export function measureRate(lease: KeyLease, nowMs: number, opening = 0): void {
   lease.lastReserveMs = nowMs
 }
 
+/** Units a key holds: spendable now, later in the current window, and in a later window. */
+export interface Held {
+  now: number
+  soon: number
+  later: number
+}
+
 /**
  * Drops the lots that lapsed (a sliding window's unspent units go to {@link KeyLease.lapsed}),
- * and returns the units spendable now and those held for later.
+ * and returns the units spendable now, later in this window, and in a later window.
  *
  * @param lease - the key's lease
  * @param nowMs - the book's clock
  */
-export function heldNow(lease: KeyLease, nowMs: number): { now: number; later: number } {
+export function heldNow(lease: KeyLease, nowMs: number): Held {
   let now = 0
+  let soon = 0
   let later = 0
   let spent = false
+  const endMs = isWindowed(lease.policy)
+    ? windowOf(lease.policy, nowMs) + lease.policy.periodMs
+    : Number.POSITIVE_INFINITY
   for (const lot of lease.lots) {
     if (lot.validUntilMs <= nowMs || lot.units <= 0) spent = true
     else if (lot.validFromMs <= nowMs) now += lot.units
+    else if (lot.validFromMs < endMs) soon += lot.units
     else later += lot.units
   }
   if (spent) dropSpent(lease, nowMs)
-  return { now, later }
+  return { now, soon, later }
 }
 
 function dropSpent(lease: KeyLease, nowMs: number): void {
@@ -281,18 +293,19 @@ export function addLot(lease: KeyLease, lot: Lot): void {
 }
 
 /**
- * The lots of a reservation: the units granted now, and those charged ahead for the next window
- * (at its start, and on its ramp).
+ * The lots of a reservation: the units granted now, those charged for later in this window, and
+ * those charged ahead for the next window (at its start, and on its ramp).
  *
  * @param reservation - the lessor's answer
  */
 export function lotsOf(reservation: Reservation): Lot[] {
-  const { granted, chargedAtMs, validUntilMs, epoch, next, ramp } = reservation
+  const { granted, chargedAtMs, validUntilMs, epoch, next, ramp, later } = reservation
   const lots: Lot[] = []
   if (granted > 0)
     lots.push({ units: granted, chargedAtMs, validFromMs: chargedAtMs, validUntilMs, epoch })
   if (next && next.granted > 0) lots.push(aheadLot(next, chargedAtMs))
-  for (const grant of ramp ?? []) if (grant.granted > 0) lots.push(aheadLot(grant, chargedAtMs))
+  for (const grant of [...(later ?? []), ...(ramp ?? [])])
+    if (grant.granted > 0) lots.push(aheadLot(grant, chargedAtMs))
   return lots
 }
 

@@ -309,9 +309,36 @@ export function rampShare(
   ratePerMs: number | undefined,
   totalPerMs: number | undefined
 ): number | undefined {
+  const share = shareOver(policy, ratePerMs, totalPerMs, RAMP_SLOTS * rampStepMs(policy.periodMs))
+  return share === undefined ? undefined : Math.ceil(share)
+}
+
+/**
+ * A lessee's share of each step of a short sliding window's room (units per step of the ramp's
+ * time, a fraction: a lessee under a unit per step gets one every few steps): what it may be
+ * granted for each step's time later in the window (see `reserveLater`). Scaled as the ramp's.
+ *
+ * @param policy - a sliding window
+ * @param ratePerMs - the lessee's demand (units per ms), if it said
+ * @param totalPerMs - the demand of all the lessor's lessees that said theirs
+ */
+export function stepShare(
+  policy: LeasablePolicy,
+  ratePerMs: number | undefined,
+  totalPerMs: number | undefined
+): number | undefined {
+  return shareOver(policy, ratePerMs, totalPerMs, rampStepMs(policy.periodMs))
+}
+
+/** A lessee's demand over `spanMs`, scaled down to its share of the limit's rate. */
+function shareOver(
+  policy: LeasablePolicy,
+  ratePerMs: number | undefined,
+  totalPerMs: number | undefined,
+  spanMs: number
+): number | undefined {
   if (ratePerMs === undefined) return undefined
-  const spanMs = RAMP_SLOTS * rampStepMs(policy.periodMs)
   const limitPerMs = policy.limit / policy.periodMs
   const scale = Math.min(1, limitPerMs / Math.max(totalPerMs ?? 0, ratePerMs))
-  return Math.ceil(spanMs * ratePerMs * scale)
+  return spanMs * ratePerMs * scale
 }

@@ -31,6 +31,7 @@ import {
   sameSpan,
   takeAhead,
   takeUnits,
+  type Held,
   type KeyLease,
   type LeaseKey,
   type Lot,
@@ -639,7 +640,8 @@ export class LeaseBook {
     // that covers the requests waiting now, which are part of its demand. (On top of them, the
     // batch would be units held here that other lessees, short too, are denied.)
     const scarce = lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs
-    const topUp = plan.refillBelow > 0 || scarce ? plan.batch : 0
+    // Units granted for later in this window (a short key's) are part of what it holds.
+    const topUp = Math.max(0, (plan.refillBelow > 0 || scarce ? plan.batch : 0) - held.soon)
     const units =
       demand > 0
         ? scarce
@@ -804,7 +806,7 @@ export class LeaseBook {
   }
 
   /** What a key holds now and for later; what lapsed unspent goes back. */
-  #held(lease: BookLease, nowMs: number): { now: number; later: number } {
+  #held(lease: BookLease, nowMs: number): Held {
     const held = heldNow(lease, nowMs)
     if (lease.lapsed) this.#returnLapsed(lease)
     return held
@@ -837,7 +839,8 @@ export class LeaseBook {
       if (lease.pending) continue
       // Units for later (a window's ramp) wait for it: its lessees went quiet on their
       // lessor's word that the key is short, and come back when that window begins.
-      if (heldNow(lease, nowMs).later > 0) continue
+      const held = heldNow(lease, nowMs)
+      if (held.soon + held.later > 0) continue
       this.#giveBack(lease, nowMs)
       this.#drop(id)
     }

@@ -21,7 +21,7 @@ import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
 import type { LeaseKey, Lot } from './key-lease'
-import { horizonFor, rampShare, ROOT_PACING, SCARCE_ROOT_PACING } from './lease-sizing'
+import { horizonFor, rampShare, ROOT_PACING, SCARCE_ROOT_PACING, stepShare } from './lease-sizing'
 import { Lessees } from './lessees'
 import { LocationLessor } from './location-lessor'
 import type { ObjectNamespace } from './object-name'
@@ -145,7 +145,17 @@ export class RateLimiterObject extends DurableObject implements Lessor {
       ask.nextUnits && policy.algorithm === 'sliding-window'
         ? rampShare(policy, ask.ratePerMs, this.#lessees.ratePerMs(nowMs))
         : undefined
-    const shared = rampUnits === undefined ? ask : { ...ask, rampUnits }
+    // While the key is short, what a lessee lacks now it may be granted for later in this
+    // window, its share of each step's room: the lessees' demand is summed for that too.
+    const laterPerStep =
+      nowMs < this.#scarceUntilMs && policy.algorithm === 'sliding-window'
+        ? stepShare(policy, ask.ratePerMs, this.#lessees.ratePerMs(nowMs))
+        : undefined
+    const shared = {
+      ...ask,
+      ...(rampUnits === undefined ? {} : { rampUnits }),
+      ...(laterPerStep === undefined ? {} : { laterPerStep }),
+    }
     const ahead =
       nowMs >= this.#scarceUntilMs || policy.algorithm !== 'sliding-window'
         ? shared
@@ -159,7 +169,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
     if (short) this.#scarceUntilMs = nowMs + horizonMs
     if (epoch === undefined) this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
-    const { granted, decision, validUntilMs, next, ramp, scarce } = reserved
+    const { granted, decision, validUntilMs, next, ramp, later, scarce } = reserved
     return {
       granted,
       decision,
@@ -168,6 +178,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
       epoch,
       ...(next ? { next: { ...next, epoch } } : {}),
       ...(ramp ? { ramp: ramp.map((grant) => ({ ...grant, epoch })) } : {}),
+      ...(later ? { later: later.map((grant) => ({ ...grant, epoch })) } : {}),
       horizonMs,
       scarce,
     }

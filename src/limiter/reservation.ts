@@ -61,7 +61,7 @@ export interface LesseeAsk extends LeaseAsk {
   budgetMs?: number
 }
 
-/** Units granted for the next window, spendable once it begins. */
+/** Units granted for a later time (the next window, or later in this one), spendable from it. */
 export interface AheadReservation {
   granted: number
   validFromMs: number
@@ -86,6 +86,8 @@ export interface Reservation {
   next?: AheadReservation
   /** Units charged on the next window's ramp (spendable from a little after it begins). */
   ramp?: AheadReservation[]
+  /** Units charged for later in this window while the key is short (spendable each from its time). */
+  later?: AheadReservation[]
   /** How long the lessee's units should last before it asks again (ms): the lessor's pacing. */
   horizonMs: number
   /** The key has less room than was asked for: ask again no sooner than `horizonMs`. */

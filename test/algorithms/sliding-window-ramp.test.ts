@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
 import { chargeKey, type KeyState } from '../../src/algorithms'
-import { handBackKey } from '../../src/algorithms/refund'
 import { reserveKey, type LeasablePolicy } from '../../src/algorithms/reserve'
 
 const T0 = 1_800_000_000_000 // a minute boundary
@@ -44,26 +43,6 @@ describe('the next window’s ramp', () => {
     const reserved = reserveKey(key, policy, T0 + 59_000, { ...rampAsk, nextUnits: 100 })
     expect(reserved.ramp?.reduce((sum, grant) => sum + grant.granted, 0)).toBe(100)
     expect(chargeKey(reserved.state, policy, T0 + 59_500, 1_000).decision.allowed).toBe(true)
-  })
-
-  it('counts each slot from its time once the window begins: the room it covers is not charged twice', () => {
-    const { state } = reserveKey(fullWindow(T0 + 10_000), policy, T0 + 59_000, rampAsk)
-    // 10 ms in, the previous window gave back 1 unit, but the ramp's first slot (at 50 ms)
-    // holds it already.
-    expect(chargeKey(state, policy, T0 + 60_010, 1).decision.allowed).toBe(false)
-    // Past the ramp's last slot (2 s), what the previous gives back beyond it is room again.
-    const after = chargeKey(state, policy, T0 + 62_050, 5)
-    expect(after.decision.allowed).toBe(true)
-    expect(chargeKey(after.state, policy, T0 + 62_050, 1).decision.allowed).toBe(false)
-  })
-
-  it('takes back a slot still to come from that slot only, making room at its time, not now', () => {
-    const reserved = reserveKey(fullWindow(T0 + 10_000), policy, T0 + 59_000, rampAsk)
-    const slot = reserved.ramp![10]!
-    const refunded = handBackKey('refund', reserved.state, policy, T0 + 60_010, 5, slot)
-    expect(chargeKey(refunded, policy, T0 + 60_010, 1).decision.allowed).toBe(false)
-    expect(chargeKey(refunded, policy, T0 + 60_550, 5).decision.allowed).toBe(true)
-    expect(chargeKey(refunded, policy, T0 + 60_550, 6).decision.allowed).toBe(false)
   })
 
   it('leaves the next window’s start its limit: units charged at its start fit under each slot’s share', () => {

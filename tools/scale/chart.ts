@@ -129,7 +129,11 @@ function subtitle(s: Summary): string {
     `the key's object: ${Math.round(s.objectCallsPerSecond.mean)} calls/s (peak ${s.objectCallsPerSecond.peak}), ` +
     `${s.overloaded} overloaded · let through undecided ${pct(undecided, 1)} · ` +
     `over-admitted ${s.overAdmitted} · early denials ${pct(s.earlyDenialShare, 4)}\n` +
-    `admitted ${pct(s.admittedShare, 1)} of what the exact limit admits · local ${pct(s.localShare, 1)} · ` +
+    `admitted ${pct(s.admittedShare, 1)} of what the exact limit admits` +
+    (s.windowShare
+      ? ` (each whole window after the first: at least ${pct(s.windowShare.min, 1)})`
+      : '') +
+    ` · local ${pct(s.localShare, 1)} · ` +
     `latency p50 ${s.latencyMs.p50} ms, p99 ${s.latencyMs.p99} ms` +
     (s.recoverySeconds === null ? '' : ` · back to 99 % ${s.recoverySeconds} s after the shift`) +
     ` · ${s.seconds} s (the first ${s.warmupSeconds} left out of rates) · seed ${s.seed}`

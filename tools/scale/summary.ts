@@ -41,6 +41,11 @@ export interface Summary {
   earlyDenialShare: number
   /** Admitted / what an exact limiter fed the same arrivals admitted. */
   admittedShare: number
+  /**
+   * The same, per whole aligned window after the first (the warm-up's effect on the first
+   * window's room left out): the mean over them and the lowest; `null` when the run has none.
+   */
+  windowShare: { mean: number; min: number } | null
   /** Seconds from the shift until admissions are back to 99 % of before (`shift` only). */
   recoverySeconds: number | null
   /** Share of decisions taken in the isolate with no awaited call. */
@@ -118,6 +123,7 @@ export function summarise(options: RunOptions, metrics: Metrics, facts: RunFacts
       total((r) => r.admitted),
       total((r) => r.idealAdmitted)
     ),
+    windowShare: windowShare(rows, facts.policy.periodMs / 1000),
     recoverySeconds:
       facts.shiftAtMs === undefined
         ? null
@@ -161,6 +167,31 @@ export function recovery(perTick: Int32Array, shiftAtMs: number): number | null 
     if (ok) return (tick - shiftTick) / 10
   }
   return null
+}
+
+/**
+ * Admitted / what the exact limit admitted, per whole aligned window after the first.
+ *
+ * @param rows - one per second from the run's start (a window's start)
+ * @param windowSeconds - the window's length in seconds
+ */
+export function windowShare(
+  rows: readonly { admitted: number; idealAdmitted: number }[],
+  windowSeconds: number
+): { mean: number; min: number } | null {
+  const length = Math.max(1, Math.round(windowSeconds))
+  let admitted = 0
+  let ideal = 0
+  let min = Number.POSITIVE_INFINITY
+  for (let start = length; start + length <= rows.length; start += length) {
+    const window = rows.slice(start, start + length)
+    const a = window.reduce((sum, row) => sum + row.admitted, 0)
+    const i = window.reduce((sum, row) => sum + row.idealAdmitted, 0)
+    admitted += a
+    ideal += i
+    if (i > 0) min = Math.min(min, a / i)
+  }
+  return ideal > 0 ? { mean: admitted / ideal, min } : null
 }
 
 function share(part: number, whole: number): number {

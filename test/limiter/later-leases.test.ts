@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import { heldNow } from '../../src/limiter/key-lease'
+import type { Upstream } from '../../src/limiter/lease-calls'
+import { LeaseBook, type LeaseRef } from '../../src/limiter/leases'
+import type { LeaseAsk, Reservation } from '../../src/limiter/reservation'
+import { ClientStats } from '../../src/limiter/stats'
+
+const MINUTE = 60_000
+const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, periodMs: MINUTE }
+const windowMs = 10 * MINUTE
+/** As a location's object asks: for what its isolates report (100 a ms). */
+const ref: LeaseRef = { ruleId: 'r', key: 'k', policy, ratePerMs: 100 }
+
+/**
+ * A root short of room: 1 unit now and, on its first answer, 20 lots of 1,000 for later in the
+ * window (every 50 ms from `laterFromMs` on); the asks it was sent.
+ */
+function shortRoot(clock: { ms: number }, laterFromMs: number | undefined) {
+  const asks: LeaseAsk[] = []
+  const upstream: Upstream = {
+    timeoutMs: 1_000,
+    reserve(_lease, _policy, ask): Promise<Reservation> {
+      asks.push(ask)
+      const later =
+        laterFromMs !== undefined && asks.length === 1
+          ? Array.from({ length: 20 }, (_, j) => ({
+              granted: 1_000,
+              validFromMs: clock.ms + laterFromMs + 50 * j,
+              validUntilMs: clock.ms + 10_000,
+              epoch: 'e',
+            }))
+          : undefined
+      return Promise.resolve({
+        granted: 1,
+        decision: { allowed: true, limit: 1, remaining: 0, resetAtMs: 0, retryAfterMs: 0 },
+        chargedAtMs: clock.ms,
+        validUntilMs: clock.ms + 10_000,
+        epoch: 'e',
+        ...(later ? { later } : {}),
+        horizonMs: 1_000,
+        scarce: true,
+      })
+    },
+    refund: () => Promise.resolve(),
+  }
+  return { upstream, asks }
+}
+
+function book(clock: { ms: number }) {
+  return new LeaseBook({
+    id: 'location',
+    now: () => clock.ms,
+    stats: new ClientStats(0),
+    keepAlive: () => undefined,
+  })
+}
+
+describe('units a short key’s lessee holds for later in the window', () => {
+  it('are spent only from their time', async () => {
+    const clock = { ms: windowMs + 10_000 }
+    const lessee = book(clock)
+    const root = shortRoot(clock, 50)
+    expect((await lessee.take(root.upstream, ref, 1, 1)).granted).toBe(1)
+    // Told the key is short, it does not ask again yet: the first lot for later is 50 ms away.
+    expect(lessee.unitsDueInMs(ref)).toBe(50)
+    expect((await lessee.take(root.upstream, ref, 1, 1)).granted).toBe(0)
+    clock.ms += 50
+    expect((await lessee.take(root.upstream, ref, 1, 5_000)).granted).toBe(1_000)
+    expect((await lessee.take(root.upstream, ref, 1, 1)).granted).toBe(0)
+    expect(root.asks).toHaveLength(1)
+  })
+
+  it('count as held: its next ask is for what it lacks beyond them', async () => {
+    const asked: number[] = []
+    for (const laterFromMs of [2_500, undefined]) {
+      const clock = { ms: windowMs + 10_000 }
+      const lessee = book(clock)
+      const root = shortRoot(clock, laterFromMs)
+      await lessee.take(root.upstream, ref, 1, 1)
+      clock.ms += lessee.quietForMs(ref)
+      await lessee.take(root.upstream, ref, 1, 1)
+      expect(root.asks).toHaveLength(2)
+      asked.push(root.asks[1]!.units)
+    }
+    const [withLater, without] = asked as [number, number]
+    expect(without).toBeGreaterThan(20_000)
+    expect(withLater).toBe(without - 20_000)
+  })
+
+  it('are told apart from the next window’s units', () => {
+    const lots = [
+      { units: 1, validFromMs: windowMs, validUntilMs: windowMs + MINUTE },
+      { units: 2, validFromMs: windowMs + 30_000, validUntilMs: windowMs + MINUTE },
+      { units: 4, validFromMs: windowMs + MINUTE, validUntilMs: windowMs + 2 * MINUTE },
+    ].map((lot) => ({ ...lot, chargedAtMs: windowMs, epoch: 'e' }))
+    const lease = { ...ref, lots, lapsed: undefined } as unknown as Parameters<typeof heldNow>[0]
+    expect(heldNow(lease, windowMs + 10_000)).toEqual({ now: 1, soon: 2, later: 4 })
+  })
+})
