@@ -369,7 +369,7 @@ export class LeaseBook {
       lease.demandSinceReserve += max
       // Taken before a refill is planned: a refill may hand back what is held beyond need.
       const lot = units > 0 ? takeUnits(lease, units, nowMs) : undefined
-      this.#refillAhead(lease, nowMs, held.now - units, held.later)
+      this.#refillAhead(lease, nowMs, { ...held, now: held.now - units })
       if (!lot?.units) return { granted: 0, decision: this.#snapshot(lease, nowMs), waited: false }
       const decision = allowedFrom(this.#snapshot(lease, nowMs), held.now - lot.units)
       return { granted: lot.units, lot, decision, waited: false }
@@ -725,22 +725,23 @@ export class LeaseBook {
    * are due and missing). A key too slow to spend one unit over the horizon (batch 0)
    * reserves only on demand; a key its lessor called scarce waits out the horizon.
    */
-  #refillAhead(lease: BookLease, nowMs: number, heldNow: number, heldLater: number): void {
+  #refillAhead(lease: BookLease, nowMs: number, held: Held): void {
     if (lease.pending || lease.rate === undefined) return
     const { policy } = lease
     const plan = this.#planOf(lease, nowMs)
     // Too much held (demand fell, or was overestimated): the excess goes back now, where
     // other lessees can spend it.
-    const excess = heldNow - plan.keepAtMost
+    const excess = held.now - plan.keepAtMost
     if (excess > 0 && plan.batch > 0) {
       const lot = takeUnits(lease, excess, nowMs)
       this.#inBackground(lease.to.refund(lease, policy, lot))
       return
     }
     if (plan.batch + plan.nextBatch === 0 || nowMs < lease.quietUntilMs) return
-    const low = heldNow < plan.refillBelow
+    // Units held for later in this window (a short key's, its ramp's) come in without an ask.
+    const low = held.now + held.soon < plan.refillBelow
     const aheadMissing =
-      plan.aheadDue && nowMs >= lease.aheadRefusedUntilMs && heldLater < plan.nextBatch / 2
+      plan.aheadDue && nowMs >= lease.aheadRefusedUntilMs && held.later < plan.nextBatch / 2
     if (!low && !aheadMissing) return
     this.#inBackground(this.#reserve(lease, nowMs, 0, 0).promise)
   }

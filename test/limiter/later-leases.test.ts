@@ -16,16 +16,20 @@ const ref: LeaseRef = { ruleId: 'r', key: 'k', policy, ratePerMs: 100 }
  * A root short of room: 1 unit now and, on its first answer, 20 lots of 1,000 for later in the
  * window (every 50 ms from `laterFromMs` on); the asks it was sent.
  */
-function shortRoot(clock: { ms: number }, laterFromMs: number | undefined) {
+function shortRoot(
+  clock: { ms: number },
+  laterFromMs: number | undefined,
+  { scarce = true, onAsk = 1, units = 1_000 } = {}
+) {
   const asks: LeaseAsk[] = []
   const upstream: Upstream = {
     timeoutMs: 1_000,
     reserve(_lease, _policy, ask): Promise<Reservation> {
       asks.push(ask)
       const later =
-        laterFromMs !== undefined && asks.length === 1
+        laterFromMs !== undefined && asks.length === onAsk
           ? Array.from({ length: 20 }, (_, j) => ({
-              granted: 1_000,
+              granted: units,
               validFromMs: clock.ms + laterFromMs + 50 * j,
               validUntilMs: clock.ms + 10_000,
               epoch: 'e',
@@ -39,7 +43,7 @@ function shortRoot(clock: { ms: number }, laterFromMs: number | undefined) {
         epoch: 'e',
         ...(later ? { later } : {}),
         horizonMs: 1_000,
-        scarce: true,
+        scarce,
       })
     },
     refund: () => Promise.resolve(),
@@ -86,6 +90,22 @@ describe('units a short key’s lessee holds for later in the window', () => {
     const [withLater, without] = asked as [number, number]
     expect(without).toBeGreaterThan(20_000)
     expect(withLater).toBe(without - 20_000)
+  })
+
+  it('stand in for a refill while they cover what it would fetch', async () => {
+    const clock = { ms: windowMs + 10_000 }
+    const lessee = book(clock)
+    // Its second answer (its demand measured by then) holds 100,000 for the next second.
+    const root = shortRoot(clock, 50, { scarce: false, onAsk: 2, units: 5_000 })
+    await lessee.take(root.upstream, ref, 1, 1)
+    clock.ms += 60
+    await lessee.take(root.upstream, ref, 1, 1)
+    for (let step = 0; step < 10; step++) {
+      clock.ms += 50
+      expect((await lessee.take(root.upstream, ref, 1, 5_000)).granted).toBe(5_000)
+    }
+    await lessee.settled()
+    expect(root.asks).toHaveLength(2)
   })
 
   it('are told apart from the next window’s units', () => {

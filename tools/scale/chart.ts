@@ -32,7 +32,7 @@ export function scaleChartSvg(s: Summary, rows: readonly SecondRow[]): string {
   const seconds = rows.length
   const plot = 110
   const pitch = plot + 58
-  const tops = [0, 1, 2, 3, 4].map((i) => 136 + i * pitch)
+  const tops = [0, 1, 2, 3, 4].map((i) => 150 + i * pitch)
   const pick = (field: keyof SecondRow, scale = 1) =>
     perSecondPoints(rows.map((row) => Number(row[field] ?? 0) * scale))
   const step = (extra: object = {}) => ({ step: 'end', ...extra })
@@ -68,7 +68,7 @@ export function scaleChartSvg(s: Summary, rows: readonly SecondRow[]): string {
         ...tops.map((top, i) => panelTitle(panels[i]!, top)),
       ],
       legend: {
-        top: 74,
+        top: 88,
         left: LEFT - 10,
         right: RIGHT,
         data: [
@@ -133,7 +133,7 @@ function subtitle(s: Summary): string {
     (s.windowShare
       ? ` (each whole window after the first: at least ${pct(s.windowShare.min, 1)})`
       : '') +
-    ` · local ${pct(s.localShare, 1)} · ` +
+    `\nlocal ${pct(s.localShare, 1)} · ` +
     `latency p50 ${s.latencyMs.p50} ms, p99 ${s.latencyMs.p99} ms` +
     (s.recoverySeconds === null ? '' : ` · back to 99 % ${s.recoverySeconds} s after the shift`) +
     ` · ${s.seconds} s (the first ${s.warmupSeconds} left out of rates) · seed ${s.seed}`
