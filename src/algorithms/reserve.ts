@@ -14,6 +14,7 @@ import { RAMP_SLOTS, rampStepMs, slotOffsetMs } from './sliding-window-ramp'
 import type {
   FixedWindowPolicy,
   GcraPolicy,
+  Hold,
   Policy,
   SlidingWindowPolicy,
   TokenBucketPolicy,
@@ -183,26 +184,22 @@ function reserveRamp(
   windowMs: number
 ): Reserved {
   if (rampStepMs(policy.periodMs) <= 0) return reserved
-  let state = reserved.state
-  const ramp: AheadGrant[] = []
-  let carried = 0
-  for (let slot = 0; slot < RAMP_SLOTS; slot++) {
-    const share =
-      Math.floor(((slot + 1) * units) / RAMP_SLOTS) - Math.floor((slot * units) / RAMP_SLOTS)
-    const hold = { rampSlot: slot }
-    const look = chargeKey(state, policy, nowMs, 0, hold).decision
-    const want = Math.min(share + carried, look.allowed ? look.remaining : 0)
-    carried += share - want
-    if (want <= 0) continue
-    const taken = chargeKey(state, policy, nowMs, want, hold)
-    if (!taken.decision.allowed) continue
-    state = taken.state
-    const validFromMs = windowMs + slotOffsetMs(slot, policy.periodMs)
-    // One end for the whole ramp: its lots lapse, and go back, together.
-    ramp.push({ granted: want, validFromMs, validUntilMs: leaseEndMs(policy, windowMs) })
-  }
+  const steps = Array.from({ length: RAMP_SLOTS }, (_, slot) => ({
+    hold: { rampSlot: slot },
+    validFromMs: windowMs + slotOffsetMs(slot, policy.periodMs),
+    share: Math.floor(((slot + 1) * units) / RAMP_SLOTS) - Math.floor((slot * units) / RAMP_SLOTS),
+  }))
+  // One end for the whole ramp: its lots lapse, and go back, together.
+  const { state, grants } = chargeSteps(
+    reserved.state,
+    policy,
+    nowMs,
+    steps,
+    units,
+    leaseEndMs(policy, windowMs)
+  )
   // A ramp short of what was asked says nothing of this window's room: not scarce for it.
-  return ramp.length === 0 ? reserved : { ...reserved, state, ramp }
+  return grants.length === 0 ? reserved : { ...reserved, state, ramp: grants }
 }
 
 /**
@@ -222,18 +219,52 @@ function reserveLater(
   const stepMs = rampStepMs(policy.periodMs)
   if (stepMs <= 0 || units <= 0) return reserved
   const windowMs = windowOf(policy, nowMs)
-  const endMs = windowMs + policy.periodMs
-  const validUntilMs = leaseEndMs(policy, nowMs)
-  let state = reserved.state
-  const later: AheadGrant[] = []
+  const firstMs = windowMs + (Math.floor((nowMs - windowMs) / stepMs) + 1) * stepMs
+  const count = Math.min(RAMP_SLOTS, Math.ceil((windowMs + policy.periodMs - firstMs) / stepMs))
+  const steps = Array.from({ length: Math.max(0, count) }, (_, step) => {
+    const fromMs = firstMs + step * stepMs
+    // A fraction a step: whole units where the steps' running total crosses one.
+    const share = Math.floor((step + 1) * perStep) - Math.floor(step * perStep)
+    return { hold: { fromMs }, validFromMs: fromMs, share }
+  })
+  const { state, grants } = chargeSteps(
+    reserved.state,
+    policy,
+    nowMs,
+    steps,
+    units,
+    leaseEndMs(policy, nowMs)
+  )
+  return grants.length === 0 ? reserved : { ...reserved, state, later: grants }
+}
+
+/** Units to charge ahead at one step: how they are held, when they may be spent, how many. */
+interface AheadStep {
+  hold: Hold
+  validFromMs: number
+  share: number
+}
+
+/**
+ * Charges each step its share in turn within the room it has (what a step has no room for
+ * carried to the next, `units` at most in all): the grants, each spendable from its step's time
+ * until `validUntilMs`, and the state after them.
+ */
+function chargeSteps(
+  state: KeyState | undefined,
+  policy: SlidingWindowPolicy,
+  nowMs: number,
+  steps: readonly AheadStep[],
+  units: number,
+  validUntilMs: number
+): { state: KeyState | undefined; grants: AheadGrant[] } {
+  const grants: AheadGrant[] = []
   let left = units
   let carried = 0
-  let fromMs = windowMs + (Math.floor((nowMs - windowMs) / stepMs) + 1) * stepMs
-  for (let step = 0; step < RAMP_SLOTS && left > 0 && fromMs < endMs; step++, fromMs += stepMs) {
-    // A fraction a step: whole units where the steps' running total crosses one.
-    const share = Math.min(left, Math.floor((step + 1) * perStep) - Math.floor(step * perStep))
+  for (const { hold, validFromMs, share: wanted } of steps) {
+    if (left <= 0) break
+    const share = Math.min(left, wanted)
     if (share + carried <= 0) continue
-    const hold = { fromMs }
     const look = chargeKey(state, policy, nowMs, 0, hold).decision
     const want = Math.min(share + carried, left, look.allowed ? look.remaining : 0)
     carried += share - want
@@ -242,9 +273,9 @@ function reserveLater(
     if (!taken.decision.allowed) continue
     state = taken.state
     left -= want
-    later.push({ granted: want, validFromMs: fromMs, validUntilMs })
+    grants.push({ granted: want, validFromMs, validUntilMs })
   }
-  return later.length === 0 ? reserved : { ...reserved, state, later }
+  return { state, grants }
 }
 
 /** Adds a grant for a given window (the current one, or the next) to a reservation. */
