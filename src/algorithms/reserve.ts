@@ -189,17 +189,9 @@ function reserveRamp(
     validFromMs: windowMs + slotOffsetMs(slot, policy.periodMs),
     share: Math.floor(((slot + 1) * units) / RAMP_SLOTS) - Math.floor((slot * units) / RAMP_SLOTS),
   }))
-  // One end for the whole ramp: its lots lapse, and go back, together.
-  const { state, grants } = chargeSteps(
-    reserved.state,
-    policy,
-    nowMs,
-    steps,
-    units,
-    leaseEndMs(policy, windowMs)
-  )
-  // A ramp short of what was asked says nothing of this window's room: not scarce for it.
-  return grants.length === 0 ? reserved : { ...reserved, state, ramp: grants }
+  // One end for the whole ramp: its lots lapse, and go back, together. A ramp short of what
+  // was asked says nothing of this window's room: not scarce for it.
+  return chargeSteps(reserved, 'ramp', policy, nowMs, steps, units, leaseEndMs(policy, windowMs))
 }
 
 /**
@@ -227,15 +219,7 @@ function reserveLater(
     const share = Math.floor((step + 1) * perStep) - Math.floor(step * perStep)
     return { hold: { fromMs }, validFromMs: fromMs, share }
   })
-  const { state, grants } = chargeSteps(
-    reserved.state,
-    policy,
-    nowMs,
-    steps,
-    units,
-    leaseEndMs(policy, nowMs)
-  )
-  return grants.length === 0 ? reserved : { ...reserved, state, later: grants }
+  return chargeSteps(reserved, 'later', policy, nowMs, steps, units, leaseEndMs(policy, nowMs))
 }
 
 /** Units to charge ahead at one step: how they are held, when they may be spent, how many. */
@@ -246,18 +230,21 @@ interface AheadStep {
 }
 
 /**
- * Charges each step its share in turn within the room it has (what a step has no room for
- * carried to the next, `units` at most in all): the grants, each spendable from its step's time
- * until `validUntilMs`, and the state after them.
+ * Adds to a reservation, as its `field`, each step charged its share in turn within the room
+ * it has (what a step has no room for carried to the next, `units` at most in all), each
+ * spendable from its step's time until `validUntilMs`. The reservation as it was when no step
+ * had room.
  */
 function chargeSteps(
-  state: KeyState | undefined,
+  reserved: Reserved,
+  field: 'ramp' | 'later',
   policy: SlidingWindowPolicy,
   nowMs: number,
   steps: readonly AheadStep[],
   units: number,
   validUntilMs: number
-): { state: KeyState | undefined; grants: AheadGrant[] } {
+): Reserved {
+  let state = reserved.state
   const grants: AheadGrant[] = []
   let left = units
   let carried = 0
@@ -275,7 +262,7 @@ function chargeSteps(
     left -= want
     grants.push({ granted: want, validFromMs, validUntilMs })
   }
-  return { state, grants }
+  return grants.length === 0 ? reserved : { ...reserved, state, [field]: grants }
 }
 
 /** Adds a grant for a given window (the current one, or the next) to a reservation. */
