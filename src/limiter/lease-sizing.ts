@@ -12,6 +12,7 @@
 import { bucketHoldMs, isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
 import { RAMP_SLOTS, rampStepMs } from '../algorithms/sliding-window-ramp'
 import type { Policy } from '../algorithms'
+import type { Decision } from '../types'
 
 /** A batch is at most this share of the key's capacity (limit, or burst for a bucket). */
 export const CAP_SHARE = 1 / 8
@@ -41,6 +42,23 @@ export const LOCATION_PACING: Pacing = {
   callsPerSecond: 200,
   minHorizonMs: 250,
   maxHorizonMs: 2_000,
+}
+
+/** The shortest horizon while a key has at least half its room left (ms). */
+export const ROOMY_MIN_HORIZON_MS = 1_000
+
+/**
+ * A lessor's pacing for a key with at least half its room left after this answer: its lessees
+ * ask about once a second at most. What they hold beyond their need is then not what another
+ * lessee is denied, and each ask is a billed Durable Object call. The key's use passes half its
+ * room before it runs out, and from the next answers on its lessees ask as often as before.
+ *
+ * @param pacing - the lessor's pacing otherwise
+ * @param decision - the lessor's decision in this answer
+ */
+export function pacingFor(pacing: Pacing, decision: Pick<Decision, 'limit' | 'remaining'>): Pacing {
+  if (decision.remaining * 2 < decision.limit) return pacing
+  return { ...pacing, minHorizonMs: Math.max(pacing.minHorizonMs, ROOMY_MIN_HORIZON_MS) }
 }
 
 /** Time on top of twice the round trip that a refill is started before it is needed (ms). */

@@ -434,6 +434,16 @@ export class LeaseBook {
   }
 
   /**
+   * The lessor's decision in its last answer for a key (what it had left then, held units
+   * counted as spent), if it answered yet.
+   *
+   * @param ref - the key
+   */
+  lessorDecision(ref: LeaseKey): Decision | undefined {
+    return this.#leases.get(leaseId(ref.ruleId, ref.key))?.snapshot
+  }
+
+  /**
    * Whether this book's lessor said in this window that the key has less room than was asked
    * (a root's lessee): not merely that it waits (after an overloaded lessor, say).
    *
@@ -726,7 +736,9 @@ export class LeaseBook {
    * reserves only on demand; a key its lessor called scarce waits out the horizon.
    */
   #refillAhead(lease: BookLease, nowMs: number, held: Held): void {
-    if (lease.pending || lease.rate === undefined) return
+    // Not before a demand is known: measured here, or reported by this book's lessees (a
+    // location's object, whose isolates may ask ahead before it measured a rate of its own).
+    if (lease.pending || (lease.rate === undefined && lease.reportedRate === undefined)) return
     const { policy } = lease
     const plan = this.#planOf(lease, nowMs)
     // Too much held (demand fell, or was overestimated): the excess goes back now, where

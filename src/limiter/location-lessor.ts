@@ -9,7 +9,7 @@
 import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LeaseKey, Lot } from './key-lease'
 import { rootUpstream, type Upstream } from './lease-calls'
-import { horizonFor, LOCATION_PACING, spreadOf } from './lease-sizing'
+import { horizonFor, LOCATION_PACING, pacingFor, spreadOf } from './lease-sizing'
 import { LeaseBook, QUIET_MS } from './leases'
 import { Lessees } from './lessees'
 import type { ObjectNamespace } from './object-name'
@@ -92,7 +92,6 @@ export class LocationLessor {
     this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
     for (const lot of ask.returned ?? []) this.takeBack(root, lease, policy, lot)
     if (ask.spent) this.#book.noteSpent(lease, ask.spent)
-    const horizonMs = horizonFor(this.#lessees.count(nowMs), LOCATION_PACING, policy.periodMs)
     const ref = { ...lease, policy, ratePerMs: this.#lessees.ratePerMs(nowMs) }
     // The root is asked within part of what the isolate waits (a far root's round trip fits).
     const timeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * (ask.budgetMs ?? Infinity))
@@ -120,6 +119,10 @@ export class LocationLessor {
     // with their number, so they do not all call at once. Sooner, they would find it waiting,
     // and wait too.
     const lessees = this.#lessees.count(nowMs)
+    // Roomy on the root's word: what this object holds is not room other locations have.
+    const rootSaid = this.#book.lessorDecision(lease)
+    const pacing = scarce || !rootSaid ? LOCATION_PACING : pacingFor(LOCATION_PACING, rootSaid)
+    const horizonMs = horizonFor(lessees, pacing, policy.periodMs)
     const refillInMs =
       this.#book.unitsDueInMs(lease) +
       (spreadOf(ask.lessee) * REFILL_SPREAD * lessees * 1000) / LOCATION_PACING.callsPerSecond

@@ -21,7 +21,14 @@ import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
 import type { LeaseKey, Lot } from './key-lease'
-import { horizonFor, rampShare, ROOT_PACING, SCARCE_ROOT_PACING, stepShare } from './lease-sizing'
+import {
+  horizonFor,
+  pacingFor,
+  rampShare,
+  ROOT_PACING,
+  SCARCE_ROOT_PACING,
+  stepShare,
+} from './lease-sizing'
 import { Lessees } from './lessees'
 import { LocationLessor } from './location-lessor'
 import type { ObjectNamespace } from './object-name'
@@ -165,7 +172,10 @@ export class RateLimiterObject extends DurableObject implements Lessor {
       this.#write(policy, reserved.state)
     // Paced as short of room from the answer that finds it so: its lessee waits that horizon.
     const short = ask.units > 0 && reserved.granted < ask.units
-    const pacing = short || nowMs < this.#scarceUntilMs ? SCARCE_ROOT_PACING : ROOT_PACING
+    const pacing =
+      short || nowMs < this.#scarceUntilMs
+        ? SCARCE_ROOT_PACING
+        : pacingFor(ROOT_PACING, reserved.decision)
     const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
     if (short) this.#scarceUntilMs = nowMs + horizonMs
     if (epoch === undefined) this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))

@@ -38,6 +38,7 @@ describe("a location's object", () => {
     expect(second.scarce).toBe(true)
     // And its isolates hear that the root is short: out of units, they deny rather than wait.
     expect(second.rootShort).toBe(true)
+    expect(second.horizonMs).toBe(LOCATION_PACING.minHorizonMs)
     const quietMs = scarceWaitMs(horizonFor(1, SCARCE_ROOT_PACING), spreadOf(name))
     const spreadMs = (spreadOf('isolate-2') * 0.25 * 2 * 1000) / LOCATION_PACING.callsPerSecond
     expect(second.refillInMs).toBeCloseTo(quietMs + spreadMs, 2)
@@ -48,6 +49,22 @@ describe("a location's object", () => {
     // The root's count: every unit the location handed out was charged there first.
     const root = await env.LIMITER.getByName(lease.key).charge(policy, 0)
     expect(root.remaining).toBe(0)
+  })
+
+  it("has its isolates ask about once a second while the root has half the key's room left", async () => {
+    const startMs = freezeClock()
+    vi.setSystemTime(Math.ceil(startMs / HOUR) * HOUR + 1_000)
+    const lease = { ruleId: 'location-lessor', key: 'location-lessor|roomy' }
+    const location = env.LIMITER.getByName(locationName(lease.key, 'test-colo'))
+    const roomy: LeasablePolicy = { ...policy, limit: 1_000 }
+    const ask = (lessee: string, units: number) =>
+      location.sublease(lease, roomy, { lessee, units, minUnits: units })
+    expect((await ask('isolate-1', 10)).horizonMs).toBe(1_000)
+    // The root has less than half left: the usual pace, though this object still holds units.
+    const past = await ask('isolate-2', 600)
+    expect(past).toMatchObject({ granted: 600, scarce: false })
+    expect(past.horizonMs).toBe(LOCATION_PACING.minHorizonMs)
+    expect(LOCATION_PACING.minHorizonMs).toBeLessThan(1_000)
   })
 
   it('hands on to the root, with its next ask, what lapsed unspent at a sliding window end', async () => {

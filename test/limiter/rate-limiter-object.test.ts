@@ -157,6 +157,22 @@ describe('RateLimiterObject', () => {
     expect((await stub.charge({ ...hourly, limit: 1 }, 1)).allowed).toBe(true)
   })
 
+  it('as a root, has a lessee ask about once a second while the key has half its room left', async () => {
+    const policy: LeasablePolicy = { ...hourly, limit: 1_000 }
+    const stub = env.LIMITER.getByName('root-roomy')
+    const ask = (units: number) =>
+      stub.reserve(policy, { lessee: 'location-a', units, minUnits: 0 })
+    // 990 of 1,000 left, then 590: a second, not the usual pace for one lessee.
+    expect((await ask(10)).horizonMs).toBe(1_000)
+    expect(horizonFor(1, ROOT_PACING)).toBeLessThan(1_000)
+    expect((await ask(400)).horizonMs).toBe(1_000)
+    // 490 left, under half: the usual pace again, before the key runs short.
+    const past = await ask(100)
+    expect(past).toMatchObject({ granted: 100, scarce: false })
+    expect(past.decision.remaining).toBe(490)
+    expect(past.horizonMs).toBe(horizonFor(1, ROOT_PACING))
+  })
+
   it.each(['sliding-window', 'fixed-window'] as const)(
     'as a root, paces its lessees more tightly while short of room, and charges a %s ahead accordingly',
     async (algorithm) => {
