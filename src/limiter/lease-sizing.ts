@@ -45,7 +45,7 @@ export const LOCATION_PACING: Pacing = {
 }
 
 /** The shortest horizon while a key has at least half its room left (ms). */
-export const ROOMY_MIN_HORIZON_MS = 1_000
+const ROOMY_MIN_HORIZON_MS = 1_000
 
 /**
  * A lessor's pacing for a key with at least half its room left after this answer: its lessees
@@ -54,10 +54,14 @@ export const ROOMY_MIN_HORIZON_MS = 1_000
  * room before it runs out, and from the next answers on its lessees ask as often as before.
  *
  * @param pacing - the lessor's pacing otherwise
- * @param decision - the lessor's decision in this answer
+ * @param decision - the root's decision: in this answer, or the last a location object heard
+ *   (none yet: `pacing`)
  */
-export function pacingFor(pacing: Pacing, decision: Pick<Decision, 'limit' | 'remaining'>): Pacing {
-  if (decision.remaining * 2 < decision.limit) return pacing
+export function pacingFor(
+  pacing: Pacing,
+  decision: Pick<Decision, 'limit' | 'remaining'> | undefined
+): Pacing {
+  if (decision === undefined || decision.remaining * 2 < decision.limit) return pacing
   return { ...pacing, minHorizonMs: Math.max(pacing.minHorizonMs, ROOMY_MIN_HORIZON_MS) }
 }
 

@@ -120,8 +120,9 @@ export class LocationLessor {
     // and wait too.
     const lessees = this.#lessees.count(nowMs)
     // Roomy on the root's word: what this object holds is not room other locations have.
-    const rootSaid = this.#book.lessorDecision(lease)
-    const pacing = scarce || !rootSaid ? LOCATION_PACING : pacingFor(LOCATION_PACING, rootSaid)
+    const pacing = scarce
+      ? LOCATION_PACING
+      : pacingFor(LOCATION_PACING, this.#book.lessorDecision(lease))
     const horizonMs = horizonFor(lessees, pacing, policy.periodMs)
     const refillInMs =
       this.#book.unitsDueInMs(lease) +
