@@ -104,6 +104,8 @@ export interface LeaseBookOptions {
    * A location's object gathers what its isolates hand back at a window's end into one call.
    */
   lapsedGatherMs?: number
+  /** How long a key goes unused before its units go back ({@link QUIET_MS} by default; ms). */
+  quietMs?: number
 }
 
 /** A book's record of a key: what it holds, and the lessor it holds it from. */
@@ -148,6 +150,8 @@ export class LeaseBook {
   readonly #lapsedDue = new Set<BookLease>()
   /** Where in a horizon this book asks for the next window's units on its own. */
   readonly #spread: number
+  /** How long a key goes unused before its units go back (ms). */
+  readonly quietMs: number
   #lastSweepMs = 0
   /** The lease touched last: the last in {@link #leases}' order. */
   #recent: BookLease | undefined
@@ -165,6 +169,7 @@ export class LeaseBook {
     this.#location = options.location
     this.#scarceForWindow = options.scarceForWindow ?? false
     this.#lapsedGatherMs = options.lapsedGatherMs ?? 0
+    this.quietMs = options.quietMs ?? QUIET_MS
   }
 
   /**
@@ -539,7 +544,7 @@ export class LeaseBook {
   }
 
   /**
-   * Hands back now the units of every key unused for {@link QUIET_MS}.
+   * Hands back now the units of every key unused for the book's quiet time.
    *
    * @returns whether the book still holds units of any key
    */
@@ -843,12 +848,12 @@ export class LeaseBook {
     for (const lot of lapsed) this.#inBackground(lease.to.refund(lease, lease.policy, lot))
   }
 
-  /** At most once per {@link QUIET_MS}: hands back the units of keys that went quiet. */
+  /** At most once per quiet time: hands back the units of keys that went quiet. */
   #sweep(nowMs: number): void {
-    if (nowMs - this.#lastSweepMs < QUIET_MS) return
+    if (nowMs - this.#lastSweepMs < this.quietMs) return
     this.#lastSweepMs = nowMs
     for (const [id, lease] of this.#leases) {
-      if (nowMs - lease.lastUsedMs < QUIET_MS) break // most recently used come last
+      if (nowMs - lease.lastUsedMs < this.quietMs) break // most recently used come last
       if (lease.pending) continue
       // Units for later (a window's ramp) wait for it: its lessees went quiet on their
       // lessor's word that the key is short, and come back when that window begins.

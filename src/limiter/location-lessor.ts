@@ -38,6 +38,14 @@ const ANSWER_MARGIN_MS = 50
  */
 const LAPSED_GATHER_MS = 2_000
 
+/**
+ * How long a key goes unused here before this object hands its units back and forgets what it
+ * measured (ms): a quiet time past the longest horizon it gives, since its isolates call only
+ * once a horizon. Forgotten sooner, a location with a few isolates would lose its rate between
+ * two ordinary asks and start over as a new lessee at the root.
+ */
+export const LOCATION_QUIET_MS = LOCATION_PACING.maxHorizonMs + QUIET_MS
+
 /** The share of an isolate's wait a location's object gives its own call to the root. */
 const BUDGET_SHARE = 0.6
 
@@ -66,6 +74,7 @@ export class LocationLessor {
       stats: this.#stats,
       scarceForWindow: true,
       lapsedGatherMs: LAPSED_GATHER_MS,
+      quietMs: LOCATION_QUIET_MS,
       // An object runs on while it has calls in flight: nothing to extend.
       keepAlive: options.keepAlive ?? (() => undefined),
     })
@@ -177,7 +186,7 @@ export class LocationLessor {
   }
 
   /**
-   * Once no isolate has used a key for `QUIET_MS`, its units go back to the root (a location's
+   * Once no isolate has used a key for the quiet time, its units go back to the root (a location's
    * object is called for one key: nothing else would wake it to do so).
    */
   #watchIdle(): void {
@@ -185,7 +194,7 @@ export class LocationLessor {
     this.#watch = setTimeout(() => {
       this.#watch = undefined
       if (this.#book.handBackQuiet()) this.#watchIdle()
-    }, QUIET_MS)
+    }, this.#book.quietMs)
   }
 
   #root(root: ObjectNamespace, timeoutMs: number): Upstream {

@@ -5,7 +5,8 @@ import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { LimiterUnavailableError } from '../../src/errors'
 import type { ChargeCall, LimiterNamespace } from '../../src/limiter/client'
 import { batchCap } from '../../src/limiter/lease-sizing'
-import { LeaseBook, QUIET_MS } from '../../src/limiter/leases'
+import { LeaseBook } from '../../src/limiter/leases'
+import { LOCATION_QUIET_MS } from '../../src/limiter/location-lessor'
 import { ClientStats } from '../../src/limiter/stats'
 import { freezeClock } from '../support/clock'
 
@@ -109,8 +110,10 @@ describe('leased quotas', () => {
     // Units sat unspent in the 3 quiet isolates: that many were denied early, within the bound.
     expect(earlyDenied).toBeGreaterThan(0)
     expect(earlyDenied).toBeLessThanOrEqual((4 - 1) * B)
-    // The quiet isolates hand their units back on their next touch; then they can be spent.
-    nowMs += QUIET_MS
+    // The quiet isolates hand their units back to their location on their next touch, and the
+    // location, once no isolate asked for the key in its own quiet time, to the root; then
+    // they can be spent.
+    nowMs += LOCATION_QUIET_MS
     vi.setSystemTime(nowMs)
     for (const book of isolates.slice(1)) {
       await allowed(book, leased(policy)) // another key: only touches the book
@@ -241,6 +244,7 @@ describe('leased quotas', () => {
     // A root that never answers: the location's object gives up first (within part of the
     // isolate's wait) and answers with an error, so the isolate hears it rather than timing out.
     const hangs = leased(policy, { rule: { id: 'hangs' }, key: 'hangs|leased' })
-    expect(await book.charge(flaky, hangs, 50)).toEqual({ enforced: false, reason: 'error' })
+    // A wait long enough that the location's give-up (at 60 % of it) comes first under load.
+    expect(await book.charge(flaky, hangs, 200)).toEqual({ enforced: false, reason: 'error' })
   })
 })

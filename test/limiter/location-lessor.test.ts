@@ -3,6 +3,7 @@ import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { locationName } from '../../src/limiter/lease-calls'
+import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
 import {
   horizonFor,
   LOCATION_PACING,
@@ -17,6 +18,7 @@ const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 10, periodM
 
 afterEach(() => {
   vi.useRealTimers()
+  vi.restoreAllMocks()
 })
 
 describe("a location's object", () => {
@@ -65,6 +67,24 @@ describe("a location's object", () => {
     expect(past).toMatchObject({ granted: 600, scarce: false })
     expect(past.horizonMs).toBe(LOCATION_PACING.minHorizonMs)
     expect(LOCATION_PACING.minHorizonMs).toBeLessThan(1_000)
+  })
+
+  it('keeps its units between the asks of an isolate that calls once in its longest horizon', async () => {
+    const startMs = freezeClock()
+    vi.setSystemTime(Math.ceil(startMs / HOUR) * HOUR + 1_000)
+    const lease = { ruleId: 'location-lessor', key: 'location-lessor|between-asks' }
+    const location = env.LIMITER.getByName(locationName(lease.key, 'test-colo'))
+    const ask = (units: number) =>
+      location.sublease(lease, policy, { lessee: 'isolate-1', units, minUnits: 1, ratePerMs: 0.01 })
+    const handedBack = vi.spyOn(RateLimiterObject.prototype, 'refund')
+    // The isolate's demand has the location lease more than the isolate takes.
+    expect((await ask(4)).granted).toBe(4)
+    // Its next ask, a longest horizon later, finds them still there: none went back to the
+    // root in between (where the location would have dropped what it measured, too).
+    vi.setSystemTime(Date.now() + LOCATION_PACING.maxHorizonMs)
+    expect((await ask(1)).granted).toBe(1)
+    await env.LIMITER.getByName(lease.key).charge(policy, 0)
+    expect(handedBack).not.toHaveBeenCalled()
   })
 
   it('hands on to the root, with its next ask, what lapsed unspent at a sliding window end', async () => {
