@@ -16,7 +16,13 @@
  * is early denials: units held elsewhere, at most what the lessees of a tier demand over their
  * horizon.
  */
-import { isLeasable, isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
+import {
+  bucketHoldMs,
+  isLeasable,
+  isWindowed,
+  windowOf,
+  type LeasablePolicy,
+} from '../algorithms/reserve'
 import type { Decision } from '../types'
 import type { ChargeCall, ChargeResult } from './charge-call'
 import {
@@ -715,9 +721,13 @@ export class LeaseBook {
     if (asksOnDemand(demandOf(lease), reservation.horizonMs)) return
     lease.shortWaitMs = reservation.scarce ? reservation.refillInMs : undefined
     // For the rest of the window, as the location's own word: at saturation the next window
-    // begins short too, when every isolate's units have just lapsed.
+    // begins short too, when every isolate's units have just lapsed. A bucket has no window: it
+    // stays empty while demand exceeds its rate, so the word holds as long as tokens may be
+    // held (for two horizons only, an isolate whose tokens outlast them waits for the next).
     if (reservation.rootShort)
-      lease.rootShortUntilMs = scarceUntil(lease.policy, nowMs, reservation.horizonMs, true)
+      lease.rootShortUntilMs = isWindowed(lease.policy)
+        ? scarceUntil(lease.policy, nowMs, reservation.horizonMs, true)
+        : nowMs + Math.max(2 * reservation.horizonMs, bucketHoldMs(lease.policy))
     // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
     // per horizon, for what it spends until its next ask, whatever each answer says. The room
     // that keeps coming in is still there to collect, at the pace the lessor set.

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import { bucketHoldMs, type LeasablePolicy } from '../../src/algorithms/reserve'
 import type { Upstream } from '../../src/limiter/lease-calls'
 import { scarceWaitMs, spreadOf } from '../../src/limiter/lease-sizing'
 import { LimiterUnavailableError } from '../../src/errors'
@@ -195,6 +195,39 @@ describe('a lease book on a scarce key', () => {
       // One refill in flight serves them all (the one started as the units ran low).
       expect(to.asks.length - asked).toBe(1)
     }
+  })
+
+  it("a bucket stays short on the root's word past two horizons, for its hold: out of tokens, an isolate denies at once", async () => {
+    const clock = { ms: start }
+    const book = bookOn(clock, 'bucket-short')
+    const bucket: LeasablePolicy = {
+      algorithm: 'token-bucket',
+      limit: 6_000_000,
+      periodMs: MINUTE,
+      burst: 6_000_000,
+    }
+    const bucketRef = { ...ref, policy: bucket }
+    expect(bucketHoldMs(bucket)).toBeGreaterThan(2 * HORIZON + 50)
+    const to = lessor(
+      () => 1_000_000,
+      () => 100,
+      true
+    )
+    // A request a ms for a second, every answer with the location's word that the root is short.
+    for (; clock.ms < start + 1_000; clock.ms++) {
+      to.setClock(clock.ms)
+      await book.take(to.upstream, bucketRef, 1, 1)
+      await book.settled()
+    }
+    // Past two horizons (the last answer said nothing else), before the book forgets a key
+    // unused for a second: a burst far beyond what it holds.
+    clock.ms += 2 * HORIZON + 50
+    to.setClock(clock.ms)
+    const burst = await Promise.all(
+      Array.from({ length: 5_000 }, () => book.take(to.upstream, bucketRef, 1, 1))
+    )
+    expect(burst.filter((taken) => taken.waited)).toHaveLength(0)
+    expect(burst.filter((taken) => taken.granted === 0).length).toBeGreaterThan(0)
   })
 
   it("a root's lessee says the key is scarce only on the root's word, not while it waits out an overloaded root", async () => {
