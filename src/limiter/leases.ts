@@ -82,6 +82,18 @@ function scarceUntil(
     : nowMs + 2 * horizonMs
 }
 
+/**
+ * Until when an isolate keeps its location's word that the root is short: a window's rest (see
+ * {@link scarceUntil}); for a bucket, which has no window and stays empty while demand exceeds
+ * its rate, as long as its tokens may be held (for two horizons only, an isolate whose tokens
+ * outlast them would wait for the next rather than deny).
+ */
+function rootShortUntil(policy: LeasablePolicy, nowMs: number, horizonMs: number): number {
+  return isWindowed(policy)
+    ? scarceUntil(policy, nowMs, horizonMs, true)
+    : nowMs + Math.max(2 * horizonMs, bucketHoldMs(policy))
+}
+
 /** At most how far into a window a root's lessee whose units lapsed at its start asks (ms). */
 const WINDOW_START_SPREAD_MS = 500
 
@@ -720,14 +732,10 @@ export class LeaseBook {
     if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)
     if (asksOnDemand(demandOf(lease), reservation.horizonMs)) return
     lease.shortWaitMs = reservation.scarce ? reservation.refillInMs : undefined
-    // For the rest of the window, as the location's own word: at saturation the next window
-    // begins short too, when every isolate's units have just lapsed. A bucket has no window: it
-    // stays empty while demand exceeds its rate, so the word holds as long as tokens may be
-    // held (for two horizons only, an isolate whose tokens outlast them waits for the next).
+    // As the location's own word: at saturation the next window begins short too, when every
+    // isolate's units have just lapsed.
     if (reservation.rootShort)
-      lease.rootShortUntilMs = isWindowed(lease.policy)
-        ? scarceUntil(lease.policy, nowMs, reservation.horizonMs, true)
-        : nowMs + Math.max(2 * reservation.horizonMs, bucketHoldMs(lease.policy))
+      lease.rootShortUntilMs = rootShortUntil(lease.policy, nowMs, reservation.horizonMs)
     // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
     // per horizon, for what it spends until its next ask, whatever each answer says. The room
     // that keeps coming in is still there to collect, at the pace the lessor set.

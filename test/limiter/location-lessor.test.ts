@@ -16,6 +16,16 @@ import { freezeClock } from '../support/clock'
 const HOUR = 3_600_000
 const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 10, periodMs: HOUR }
 
+/** Stops the clock just after an hour begins; the location object of `key` in one colo. */
+function locationAtHourStart(key: string) {
+  const startMs = freezeClock()
+  const hourMs = Math.ceil(startMs / HOUR) * HOUR
+  vi.setSystemTime(hourMs + 1_000)
+  const lease = { ruleId: 'location-lessor', key: `location-lessor|${key}` }
+  const name = locationName(lease.key, 'test-colo')
+  return { hourMs, lease, name, location: env.LIMITER.getByName(name) }
+}
+
 afterEach(() => {
   vi.useRealTimers()
   vi.restoreAllMocks()
@@ -23,11 +33,7 @@ afterEach(() => {
 
 describe("a location's object", () => {
   it('sub-leases what it leased from the root, and tells isolates it turns away when it refills', async () => {
-    const startMs = freezeClock()
-    vi.setSystemTime(Math.ceil(startMs / HOUR) * HOUR + 1_000)
-    const lease = { ruleId: 'location-lessor', key: 'location-lessor|k' }
-    const name = locationName(lease.key, 'test-colo')
-    const location = env.LIMITER.getByName(name)
+    const { lease, name, location } = locationAtHourStart('k')
     const ask = (lessee: string, units: number) =>
       location.sublease(lease, policy, { lessee, units, minUnits: 1 })
 
@@ -54,10 +60,7 @@ describe("a location's object", () => {
   })
 
   it("has its isolates ask about once a second while the root has half the key's room left", async () => {
-    const startMs = freezeClock()
-    vi.setSystemTime(Math.ceil(startMs / HOUR) * HOUR + 1_000)
-    const lease = { ruleId: 'location-lessor', key: 'location-lessor|roomy' }
-    const location = env.LIMITER.getByName(locationName(lease.key, 'test-colo'))
+    const { lease, location } = locationAtHourStart('roomy')
     const roomy: LeasablePolicy = { ...policy, limit: 1_000 }
     const ask = (lessee: string, units: number) =>
       location.sublease(lease, roomy, { lessee, units, minUnits: units })
@@ -70,10 +73,7 @@ describe("a location's object", () => {
   })
 
   it('keeps its units between the asks of an isolate that calls once in its longest horizon', async () => {
-    const startMs = freezeClock()
-    vi.setSystemTime(Math.ceil(startMs / HOUR) * HOUR + 1_000)
-    const lease = { ruleId: 'location-lessor', key: 'location-lessor|between-asks' }
-    const location = env.LIMITER.getByName(locationName(lease.key, 'test-colo'))
+    const { lease, location } = locationAtHourStart('between-asks')
     const ask = (units: number) =>
       location.sublease(lease, policy, { lessee: 'isolate-1', units, minUnits: 1, ratePerMs: 0.01 })
     const handedBack = vi.spyOn(RateLimiterObject.prototype, 'refund')
@@ -88,11 +88,7 @@ describe("a location's object", () => {
   })
 
   it('hands on to the root, with its next ask, what lapsed unspent at a sliding window end', async () => {
-    const startMs = freezeClock()
-    const hourMs = Math.ceil(startMs / HOUR) * HOUR
-    vi.setSystemTime(hourMs + 1_000)
-    const lease = { ruleId: 'location-lessor', key: 'location-lessor|lapsed' }
-    const location = env.LIMITER.getByName(locationName(lease.key, 'test-colo'))
+    const { hourMs, lease, location } = locationAtHourStart('lapsed')
     const ask = (units: number) =>
       location.sublease(lease, policy, { lessee: 'isolate-1', units, minUnits: 1 })
     // The location leases all 10 and the isolate takes 4; none of them is spent this hour.
