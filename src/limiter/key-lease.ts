@@ -32,6 +32,8 @@ export interface KeyLease extends LeaseKey {
   snapshot?: Decision
   /** Units demanded per ms here lately, once measured. */
   rate?: number
+  /** How much of the mean `rate` is measured rather than not yet seen, in `(0, 1]`. */
+  rateWeight?: number
   /** Before that, a guess that can only be low (see `measureRate`). */
   provisionalRate?: number
   /**
@@ -92,8 +94,12 @@ const MIN_MEASURE_MS = 50
 
 /**
  * Updates the key's demand per ms from what was demanded since the last measure, as a new
- * reservation starts: a mean that weighs the last {@link RATE_TIME_CONSTANT_MS} most, so that
- * the requests queued behind a cold start or a slow call do not read as a lasting rate.
+ * reservation starts: a mean that weighs the last {@link RATE_TIME_CONSTANT_MS} most.
+ *
+ * A request counts where it came: the requests still waiting for a reservation (counted when
+ * they are decided) count in this measure, and are taken off the next. Counted when decided,
+ * the requests that came behind a cold start's first call, all still waiting when it lands,
+ * read as no demand at all, and the mean would start near 0 and take seconds to climb.
  *
  * A reservation a request waits for opens the next measure with that request, which is then
  * not counted in it: n requests over the time from the first to the last are n − 1 intervals
@@ -107,22 +113,28 @@ const MIN_MEASURE_MS = 50
 export function measureRate(lease: KeyLease, nowMs: number, opening = 0): void {
   const lastMs = lease.lastReserveMs
   if (lastMs === undefined) {
-    lease.demandSinceReserve = -opening
+    lease.demandSinceReserve = -opening - lease.waiting
     lease.lastReserveMs = nowMs
     return
   }
+  const demand = Math.max(0, lease.demandSinceReserve + lease.waiting)
   const elapsedMs = nowMs - lastMs
   if (elapsedMs < MIN_MEASURE_MS) {
     // Until a first measure, a guess that can only be low: what came so far, over the least
     // time a measure takes. A cold lessee then holds a little at once instead of nothing.
-    if (lease.rate === undefined)
-      lease.provisionalRate = Math.max(0, lease.demandSinceReserve) / MIN_MEASURE_MS
+    if (lease.rate === undefined) lease.provisionalRate = demand / MIN_MEASURE_MS
     return
   }
-  const observed = Math.max(0, lease.demandSinceReserve) / elapsedMs
+  const observed = demand / elapsedMs
+  // A mean over the time measured so far until it spans the time constant, then a moving one
+  // (an exponential mean from 0, scaled by the weight it has): the first short measure of a
+  // cold lessee, a request or two, weighs as little as the time it covers.
   const weight = 1 - Math.exp(-elapsedMs / RATE_TIME_CONSTANT_MS)
-  lease.rate = lease.rate === undefined ? observed : lease.rate + weight * (observed - lease.rate)
-  lease.demandSinceReserve = -opening
+  const had = lease.rate === undefined ? 0 : (lease.rateWeight ?? 1)
+  const measured = had + weight * (1 - had)
+  lease.rate = ((lease.rate ?? 0) * had * (1 - weight) + weight * observed) / measured
+  lease.rateWeight = measured
+  lease.demandSinceReserve = -opening - lease.waiting
   lease.lastReserveMs = nowMs
 }
 

@@ -43,17 +43,17 @@ export interface LeaseAsk extends ReserveAsk {
    * until it lapsed.
    */
   spent?: Lot[]
+  /**
+   * The lessee's demand lately (units per ms; requests denied included), once measured: a
+   * lessor that is itself a lessee asks its own lessor for the sum of its lessees'.
+   */
+  ratePerMs?: number
 }
 
 /** What a lessee sends: its ask, and who it is (its lessor paces its lessees by how many). */
 export interface LesseeAsk extends LeaseAsk {
   /** The lessee's id: an isolate's, or a location object's name. */
   lessee: string
-  /**
-   * The lessee's demand lately (units per ms; requests denied included), once measured: a
-   * lessor that is itself a lessee asks its own lessor for the sum of its lessees'.
-   */
-  ratePerMs?: number
   /**
    * How long the lessee waits for the answer (ms): a lessor that must ask its own lessor first
    * waits less, so the lessee hears why rather than timing out.

@@ -62,7 +62,7 @@ const ref: LeaseRef = { ruleId: 'r', key: 'k', policy: small }
 
 describe('a lessee that sees few requests', () => {
   it('measures no rate from two requests close together: one interval is not a rate', () => {
-    const lease = { demandSinceReserve: 0 } as KeyLease
+    const lease = { demandSinceReserve: 0, waiting: 0 } as KeyLease
     // Each request waits for its own reservation, which opens the next measure with it.
     for (const atMs of [0, 5_000, 5_300]) {
       measureRate(lease, start + atMs, 1)
@@ -73,7 +73,44 @@ describe('a lessee that sees few requests', () => {
     // Requests that join a reservation in flight, or spend what is held, are counted.
     lease.demandSinceReserve += 9
     measureRate(lease, start + 6_300)
-    expect(lease.rate).toBeCloseTo((9 / 1_000) * (1 - Math.exp(-1)), 6)
+    // A mean over the 6.3 s measured so far, the last second weighing most.
+    expect(lease.rate).toBeCloseTo(((9 / 1_000) * (1 - Math.exp(-1))) / (1 - Math.exp(-6.3)), 9)
+  })
+
+  it('counts the requests waiting behind a cold start in its first measure of demand', async () => {
+    const clock = { ms: start }
+    const book = bookAt(clock)
+    const to = heldLessor(clock)
+    // Ten requests 10 ms apart while the first reservation travels (100 ms).
+    const taken = [book.take(to.upstream, ref, 1, 1)]
+    for (let i = 1; i < 10; i++) {
+      clock.ms += 10
+      taken.push(book.take(to.upstream, ref, 1, 1))
+    }
+    await Promise.resolve()
+    expect(to.asks).toHaveLength(1)
+    clock.ms = start + 100
+    to.answers[0]!({})
+    for (let i = 0; i < 4; i++) await Promise.resolve()
+    // The second ask says the demand: the 8 requests still waiting behind the one that opens
+    // it, over 100 ms (counted only once decided, they read as none: 0).
+    expect(to.asks).toHaveLength(2)
+    expect(to.asks[1]!.ratePerMs).toBeCloseTo(8 / 100, 9)
+    to.answers[1]!({ granted: 9 })
+    expect((await Promise.all(taken)).map((take) => take.granted)).toEqual(Array(10).fill(1))
+  })
+
+  it('weighs a short first measure by the time it covers', () => {
+    const lease = { demandSinceReserve: 0, waiting: 0 } as KeyLease
+    measureRate(lease, start)
+    // No request over the first 60 ms, then 20 over 400 ms: 20 over 460 ms, not 0 moved a
+    // little toward 20/400.
+    measureRate(lease, start + 60)
+    lease.demandSinceReserve += 20
+    measureRate(lease, start + 460)
+    const w = (ms: number) => 1 - Math.exp(-ms / 1_000)
+    expect(lease.rate).toBeCloseTo(((20 / 400) * w(400)) / w(460), 9)
+    expect(lease.rate).toBeGreaterThan(0.04)
   })
 
   it('is admitted by units charged for it in its window that land after the window ended', async () => {
