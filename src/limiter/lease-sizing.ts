@@ -113,7 +113,7 @@ export function batchCap(policy: LeasablePolicy): number {
   return Math.max(1, Math.floor(capacity * CAP_SHARE))
 }
 
-/** Near a window's end a batch holds its demand to the end times this. */
+/** Near a window's end a batch holds its demand to the end times this, at least. */
 const END_MARGIN = 1.25
 
 /** A batch holds this many horizons of demand; a lessee refills at a third of it (see below). */
@@ -125,10 +125,12 @@ const BATCH_HORIZONS = 1.5
  * reserves each request's cost when it comes, and holds nothing). Refilled at half a horizon's
  * demand (see {@link refillPlan}), a lessee calls about once per horizon.
  *
- * Near a window's end a batch is the demand to the end times `endMargin`: with a margin, a
- * lessee rarely runs out just before the end (and calls on demand), and a few units left at the
- * end are all it costs; on a scarce key, whose demand exceeds what there is, a margin would only
- * be units lost at the end.
+ * Near a window's end a batch is the demand to the end with a margin: `endMargin` times it, or
+ * three standard deviations of a Poisson count over it when that is more (a lessee with a few
+ * requests to go, whose count strays far from its mean). With a margin, a lessee rarely runs out
+ * just before the end (and calls on demand), and a few units left at the end are all it costs:
+ * they go back to the key's object, as room for the next window; on a scarce key, whose demand
+ * exceeds what there is, a margin would only be units lost at the end.
  *
  * @param policy - a leasable policy
  * @param ratePerMs - units demanded per ms lately, if known
@@ -144,8 +146,13 @@ export function batchSize(
   endMargin = END_MARGIN
 ): number {
   const leftMs = spanLeftMs(policy, nowMs)
-  const margin = isWindowed(policy) ? endMargin : 1
-  const wanted = (ratePerMs ?? 0) * Math.min(BATCH_HORIZONS * horizonMs, margin * leftMs)
+  const rate = ratePerMs ?? 0
+  const toEnd = rate * leftMs
+  const endWanted =
+    isWindowed(policy) && endMargin > 1
+      ? Math.max(endMargin * toEnd, toEnd + 3 * Math.sqrt(toEnd))
+      : toEnd
+  const wanted = Math.min(rate * (BATCH_HORIZONS * horizonMs), endWanted)
   return wanted < 1 ? 0 : Math.min(batchCap(policy), Math.ceil(wanted))
 }
 

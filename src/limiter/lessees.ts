@@ -47,11 +47,29 @@ export class Lessees {
    * @param nowMs - now
    */
   ratePerMs(nowMs: number): number | undefined {
-    let sum: number | undefined
+    return this.#reported(nowMs)?.sum
+  }
+
+  /**
+   * The mean demand of the lessees heard from within {@link RATE_TTL_MS} that said theirs
+   * (units per ms), or `undefined` when none did: what a new lessee is likely to have.
+   *
+   * @param nowMs - now
+   */
+  meanRatePerMs(nowMs: number): number | undefined {
+    const reported = this.#reported(nowMs)
+    return reported && reported.sum / reported.count
+  }
+
+  #reported(nowMs: number): { sum: number; count: number } | undefined {
+    let sum = 0
+    let count = 0
     for (const seen of this.#seen.values())
-      if (nowMs - seen.atMs < RATE_TTL_MS && seen.ratePerMs !== undefined)
-        sum = (sum ?? 0) + seen.ratePerMs
-    return sum
+      if (nowMs - seen.atMs < RATE_TTL_MS && seen.ratePerMs !== undefined) {
+        sum += seen.ratePerMs
+        count++
+      }
+    return count > 0 ? { sum, count } : undefined
   }
 
   /**

@@ -9,7 +9,7 @@
 import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LeaseKey, Lot } from './key-lease'
 import { rootUpstream, type Upstream } from './lease-calls'
-import { horizonFor, LOCATION_PACING, pacingFor, spreadOf } from './lease-sizing'
+import { batchSize, horizonFor, LOCATION_PACING, pacingFor, spreadOf } from './lease-sizing'
 import { LeaseBook, QUIET_MS } from './leases'
 import { Lessees } from './lessees'
 import type { ObjectNamespace } from './object-name'
@@ -111,7 +111,7 @@ export class LocationLessor {
       this.#root(root, timeoutMs),
       ref,
       ask.minUnits,
-      ask.units,
+      this.#wanted(lease, policy, ask, nowMs),
       nowMs + timeoutMs + ANSWER_MARGIN_MS
     )
     this.#watchIdle()
@@ -195,6 +195,22 @@ export class LocationLessor {
       this.#watch = undefined
       if (this.#book.handBackQuiet()) this.#watchIdle()
     }, this.#book.quietMs)
+  }
+
+  /**
+   * What an isolate's ask is given at most: what it asks for, or, for a new isolate (it has
+   * measured no demand yet) while the key is not short, a batch at its location's mean demand.
+   * Given only its first request's cost, a cold isolate would call for each of its next
+   * requests until it had measured its own: at a few isolates starting each second, most of
+   * the decisions not made in the isolate.
+   */
+  #wanted(lease: LeaseKey, policy: LeasablePolicy, ask: LesseeAsk, nowMs: number): number {
+    if (ask.ratePerMs !== undefined || this.#book.isShort(lease)) return ask.units
+    const meanPerMs = this.#lessees.meanRatePerMs(nowMs)
+    if (meanPerMs === undefined) return ask.units
+    const pacing = pacingFor(LOCATION_PACING, this.#book.lessorDecision(lease))
+    const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
+    return Math.max(ask.units, batchSize(policy, meanPerMs, horizonMs, nowMs))
   }
 
   #root(root: ObjectNamespace, timeoutMs: number): Upstream {

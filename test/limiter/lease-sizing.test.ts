@@ -61,9 +61,20 @@ describe('batchSize', () => {
 
   it("shrinks to the window's rest near its end, with a margin", () => {
     const nearEnd = 11 * MINUTE - 1_000
-    expect(batchSize(window, 0.1, 2_000, nearEnd)).toBe(125)
+    // 100 to go: 1.25 × 100 would be 125; three standard deviations (30) are more.
+    expect(batchSize(window, 0.1, 2_000, nearEnd)).toBe(130)
     expect(batchSize(window, 0.1, 2_000, nearEnd, 1)).toBe(100)
+    // 1,000 to go: 1.25 × 1,000, more than 1,000 + 3 × 31.6.
+    expect(batchSize(window, 1, 2_000, nearEnd)).toBe(1_250)
     expect(batchSize(bucket, 0.1, 2_000, nearEnd)).toBe(300)
+  })
+
+  it('holds three standard deviations over the demand to the end when that is more', () => {
+    // 4 requests to go: 4 + 3 × 2, not 1.25 × 4 (a Poisson count of mean 4 passes 5 a third of
+    // the time, and the lessee then calls for each request left).
+    const nearEnd = 11 * MINUTE - 40
+    expect(batchSize(window, 0.1, 2_000, nearEnd)).toBe(10)
+    expect(batchSize(window, 0.1, 2_000, nearEnd, 1)).toBe(4)
   })
 })
 

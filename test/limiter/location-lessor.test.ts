@@ -72,6 +72,24 @@ describe("a location's object", () => {
     expect(LOCATION_PACING.minHorizonMs).toBeLessThan(1_000)
   })
 
+  it("gives a new isolate a batch at its location's mean demand, not its first request's cost", async () => {
+    const { lease, location } = locationAtHourStart('newcomer')
+    const roomy: LeasablePolicy = { ...policy, limit: 100_000 }
+    const ask = (lessee: string, units: number, ratePerMs?: number) =>
+      location.sublease(lease, roomy, {
+        lessee,
+        units,
+        minUnits: 1,
+        ...(ratePerMs === undefined ? {} : { ratePerMs }),
+      })
+    // Two isolates at 0.1 and 0.3 a ms: a mean of 0.2, over one and a half 1 s horizons.
+    await ask('isolate-1', 150, 0.1)
+    await ask('isolate-2', 450, 0.3)
+    expect((await ask('isolate-3', 1)).granted).toBe(300)
+    // One that has measured its demand gets what it asks for.
+    expect((await ask('isolate-1', 1, 0.1)).granted).toBe(1)
+  })
+
   it('keeps its units between the asks of an isolate that calls once in its longest horizon', async () => {
     const { lease, location } = locationAtHourStart('between-asks')
     const ask = (units: number) =>
