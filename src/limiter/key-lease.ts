@@ -32,7 +32,7 @@ export interface KeyLease extends LeaseKey {
   snapshot?: Decision
   /** Units demanded per ms here lately, once measured. */
   rate?: number
-  /** How much of the mean `rate` is measured rather than not yet seen, in `(0, 1]`. */
+  /** How much of the mean `rate` is measured rather than not yet seen, in `(0, 1]`; set with it. */
   rateWeight?: number
   /** Before that, a guess that can only be low (see `measureRate`). */
   provisionalRate?: number
@@ -130,7 +130,7 @@ export function measureRate(lease: KeyLease, nowMs: number, opening = 0): void {
   // (an exponential mean from 0, scaled by the weight it has): the first short measure of a
   // cold lessee, a request or two, weighs as little as the time it covers.
   const weight = 1 - Math.exp(-elapsedMs / RATE_TIME_CONSTANT_MS)
-  const had = lease.rate === undefined ? 0 : (lease.rateWeight ?? 1)
+  const had = lease.rateWeight ?? 0
   const measured = had + weight * (1 - had)
   lease.rate = ((lease.rate ?? 0) * had * (1 - weight) + weight * observed) / measured
   lease.rateWeight = measured

@@ -128,11 +128,7 @@ export class LocationLessor {
     // with their number, so they do not all call at once. Sooner, they would find it waiting,
     // and wait too.
     const lessees = this.#lessees.count(nowMs)
-    // Roomy on the root's word: what this object holds is not room other locations have.
-    const pacing = scarce
-      ? LOCATION_PACING
-      : pacingFor(LOCATION_PACING, this.#book.lessorDecision(lease))
-    const horizonMs = horizonFor(lessees, pacing, policy.periodMs)
+    const horizonMs = this.#horizonMs(lease, policy, scarce, nowMs)
     const refillInMs =
       this.#book.unitsDueInMs(lease) +
       (spreadOf(ask.lessee) * REFILL_SPREAD * lessees * 1000) / LOCATION_PACING.callsPerSecond
@@ -208,9 +204,17 @@ export class LocationLessor {
     if (ask.ratePerMs !== undefined || this.#book.isShort(lease)) return ask.units
     const meanPerMs = this.#lessees.meanRatePerMs(nowMs)
     if (meanPerMs === undefined) return ask.units
-    const pacing = pacingFor(LOCATION_PACING, this.#book.lessorDecision(lease))
-    const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
+    const horizonMs = this.#horizonMs(lease, policy, false, nowMs)
     return Math.max(ask.units, batchSize(policy, meanPerMs, horizonMs, nowMs))
+  }
+
+  /** The horizon this object gives its isolates, from how many there are and the key's room. */
+  #horizonMs(lease: LeaseKey, policy: LeasablePolicy, scarce: boolean, nowMs: number): number {
+    // Roomy on the root's word: what this object holds is not room other locations have.
+    const pacing = scarce
+      ? LOCATION_PACING
+      : pacingFor(LOCATION_PACING, this.#book.lessorDecision(lease))
+    return horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
   }
 
   #root(root: ObjectNamespace, timeoutMs: number): Upstream {
