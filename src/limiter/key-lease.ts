@@ -23,19 +23,23 @@ export interface Pending {
   minUnits: number
 }
 
-/** What a book knows of one key. */
+/**
+ * What a book knows of one key. Every field is set when the lease is made (the optional ones to
+ * `undefined`) and cleared by assigning `undefined`, never `delete`: a lease read on every
+ * request keeps one shape, so property reads stay fast.
+ */
 export interface KeyLease extends LeaseKey {
   policy: LeasablePolicy
   /** Units held, the soonest to lapse first. */
   lots: Lot[]
   /** The lessor's last answer, for the headers of local decisions. */
-  snapshot?: Decision
+  snapshot?: Decision | undefined
   /** Units demanded per ms here lately, once measured. */
-  rate?: number
+  rate?: number | undefined
   /** How much of the mean `rate` is measured rather than not yet seen, in `(0, 1]`; set with it. */
-  rateWeight?: number
+  rateWeight?: number | undefined
   /** Before that, a guess that can only be low (see `measureRate`). */
-  provisionalRate?: number
+  provisionalRate?: number | undefined
   /**
    * For a lessor that is itself a lessee (a location's object): the demand its lessees report,
    * which sizes its asks in place of `rate` (the sum of their asks, which run ahead of use).
@@ -44,7 +48,7 @@ export interface KeyLease extends LeaseKey {
   /** Units demanded (spent, or asked for and refused) since the last measure. */
   demandSinceReserve: number
   /** When demand was last measured. */
-  lastReserveMs?: number
+  lastReserveMs?: number | undefined
   /** How long a batch should last, as the lessor said. */
   horizonMs: number
   /** The last round trip to the lessor (ms). */
@@ -58,22 +62,22 @@ export interface KeyLease extends LeaseKey {
    * asking again (ms). Meanwhile a request that finds no units is denied at once while a refill
    * travels, rather than waiting for it.
    */
-  shortWaitMs?: number
+  shortWaitMs?: number | undefined
   /** Until when the key's root is short, as a location's object said (see `rootShort`). */
-  rootShortUntilMs?: number
+  rootShortUntilMs?: number | undefined
   /** Asked for the next window's units and given none: no more asks ahead until this. */
   aheadRefusedUntilMs: number
   lastUsedMs: number
   /** Units of requests waiting for a reservation. */
   waiting: number
-  pending?: Pending
+  pending?: Pending | undefined
   /**
    * Units of a sliding window's lots that lapsed unspent at its end, to hand back: the window
    * just ended still weighs on the estimate, so they are room again at the key's root object.
    */
-  lapsed?: Lot[]
+  lapsed?: Lot[] | undefined
   /** Units of a bucket's lots spent here or reported spent by lessees, to report with the next ask. */
-  spent?: Lot[]
+  spent?: Lot[] | undefined
 }
 
 /**
@@ -256,18 +260,27 @@ export function sameSpan(
  */
 export function takeUnits(lease: KeyLease, units: number, nowMs: number): Lot {
   let left = units
-  let span: Lot | undefined
+  let first: Lot | undefined
+  let untilMs = Number.POSITIVE_INFINITY
   for (const lot of lease.lots) {
     if (left === 0) break
     if (lot.validFromMs > nowMs || lot.units === 0) continue
     const taken = Math.min(left, lot.units)
     lot.units -= taken
     left -= taken
-    span = span
-      ? { ...span, validUntilMs: Math.min(span.validUntilMs, lot.validUntilMs) }
-      : { ...lot }
+    first ??= lot
+    untilMs = Math.min(untilMs, lot.validUntilMs)
   }
-  return { ...span!, units: units - left }
+  // One object per take: this runs for every request decided in the isolate.
+  return first
+    ? {
+        units: units - left,
+        chargedAtMs: first.chargedAtMs,
+        validFromMs: first.validFromMs,
+        validUntilMs: untilMs,
+        epoch: first.epoch,
+      }
+    : ({ units: 0 } as Lot)
 }
 
 /**

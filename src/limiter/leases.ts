@@ -131,7 +131,7 @@ interface BookLease extends KeyLease {
   to: Upstream
   /** The last refill plan, while it holds (see `planStableUntilMs`). */
   plan?: RefillPlan | undefined
-  planUntilMs?: number
+  planUntilMs?: number | undefined
 }
 
 /** A key and the limit its units are counted under. */
@@ -149,6 +149,9 @@ export type Take =
   | { granted: number; lot: Lot; decision: Decision; waited: boolean; decidedAtMs?: number }
   | { granted: 0; lot?: undefined; decision: Decision; waited: boolean; decidedAtMs?: undefined }
 
+/** The default clock: one function for every book (not a closure each). */
+const wallClock = (): number => Date.now()
+
 /**
  * One lessee's leases: per key, the units it holds and the lessor's last word. One per isolate
  * ({@link isolateLeases}) and one per location object; tests make several.
@@ -159,7 +162,7 @@ export class LeaseBook {
   readonly #leases = new Map<string, BookLease>()
   readonly #now: () => number
   readonly #keepAlive: (promise: Promise<unknown>) => void
-  readonly #stats: () => ClientStats
+  readonly #ownStats: ClientStats | undefined
   readonly #background = new Set<Promise<unknown>>()
   #location: string | undefined
   readonly #scarceForWindow: boolean
@@ -173,21 +176,31 @@ export class LeaseBook {
   #lastSweepMs = 0
   /** The lease touched last: the last in {@link #leases}' order. */
   #recent: BookLease | undefined
-  /** The isolate's lessor, made once (a request makes none) and remade if what made it changed. */
-  #lessor?: { namespace: ObjectNamespace; timeoutMs: number; stats: ClientStats; to: Upstream }
+  /**
+   * The isolate's lessor, made once (a request makes none) and remade if what made it changed;
+   * with what it was made for, in the book's own fields (read on every request).
+   */
+  #lessorTo: Upstream | undefined
+  #lessorNamespace: ObjectNamespace | undefined
+  #lessorTimeoutMs = 0
+  #lessorStats: ClientStats | undefined
 
   /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
-    this.#now = options.now ?? (() => Date.now())
+    this.#now = options.now ?? wallClock
     this.#keepAlive = options.keepAlive ?? keepAliveInRequest
-    const stats = options.stats
-    this.#stats = stats ? () => stats : clientStats
+    this.#ownStats = options.stats
     this.id = options.id ?? crypto.randomUUID()
     this.#spread = spreadOf(this.id)
     this.#location = options.location
     this.#scarceForWindow = options.scarceForWindow ?? false
     this.#lapsedGatherMs = options.lapsedGatherMs ?? 0
     this.quietMs = options.quietMs ?? QUIET_MS
+  }
+
+  /** The counters this book's decisions go to: its own, else the isolate's. */
+  #stats(): ClientStats {
+    return this.#ownStats ?? clientStats()
   }
 
   /**
@@ -227,7 +240,7 @@ export class LeaseBook {
     const to = this.#locationOf(namespace, timeoutMs, stats)
     const ref: LeaseRef = {
       ruleId: call.rule.id,
-      ...(call.rule.placement ? { placement: call.rule.placement } : {}),
+      placement: call.rule.placement,
       key: call.key,
       policy,
     }
@@ -247,11 +260,14 @@ export class LeaseBook {
   #charged(stats: ClientStats, call: ChargeCall, lease: BookLease, taken: Take): ChargeResult {
     if (taken.lot) addSpent(lease, taken.lot)
     stats.decided(call.rule.id, taken.waited ? 'durableObject' : 'local')
-    const { decision, decidedAtMs } = taken
-    if (!taken.waited) return { enforced: true, decision, local: true }
-    return decidedAtMs === undefined
-      ? { enforced: true, decision }
-      : { enforced: true, decision, decidedAtMs }
+    // One shape for every result: the request path reads them all.
+    const { decision, waited } = taken
+    return {
+      enforced: true,
+      decision,
+      local: waited ? undefined : true,
+      decidedAtMs: waited ? taken.decidedAtMs : undefined,
+    }
   }
 
   /**
@@ -392,10 +408,12 @@ export class LeaseBook {
       lease.demandSinceReserve += max
       // Taken before a refill is planned: a refill may hand back what is held beyond need.
       const lot = units > 0 ? takeUnits(lease, units, nowMs) : undefined
-      this.#refillAhead(lease, nowMs, { ...held, now: held.now - units })
+      const heldBefore = held.now
+      held.now -= units
+      this.#refillAhead(lease, nowMs, held)
       if (!lot?.units) return { granted: 0, decision: this.#snapshot(lease, nowMs), waited: false }
-      const decision = allowedFrom(this.#snapshot(lease, nowMs), held.now - lot.units)
-      return { granted: lot.units, lot, decision, waited: false }
+      const decision = allowedFrom(this.#snapshot(lease, nowMs), heldBefore - lot.units)
+      return { granted: lot.units, lot, decision, waited: false, decidedAtMs: undefined }
     }
     // The lessor said the key is scarce: no more asks until its horizon has passed.
     if (!lease.pending && nowMs < lease.quietUntilMs) {
@@ -592,13 +610,22 @@ export class LeaseBook {
 
   /** The lessor of this isolate: its location's object. */
   #locationOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
-    const made = this.#lessor
-    if (made?.namespace === namespace && made.timeoutMs === timeoutMs && made.stats === stats)
-      return made.to
+    if (
+      this.#lessorTo &&
+      this.#lessorNamespace === namespace &&
+      this.#lessorTimeoutMs === timeoutMs &&
+      this.#lessorStats === stats
+    )
+      return this.#lessorTo
     const location = this.#location ?? UNKNOWN_LOCATION
     const to = locationUpstream(namespace, location, { stats, timeoutMs, lessee: this.id })
     // Only once located: until then, a later request may still tell where the isolate is.
-    if (this.#location !== undefined) this.#lessor = { namespace, timeoutMs, stats, to }
+    if (this.#location !== undefined) {
+      this.#lessorTo = to
+      this.#lessorNamespace = namespace
+      this.#lessorTimeoutMs = timeoutMs
+      this.#lessorStats = stats
+    }
     return to
   }
 
@@ -628,19 +655,32 @@ export class LeaseBook {
     }
     lease ??= {
       ruleId: ref.ruleId,
-      ...(ref.placement ? { placement: ref.placement } : {}),
+      placement: ref.placement,
       key: ref.key,
       policy: ref.policy,
       lots: [],
+      snapshot: undefined,
+      rate: undefined,
+      rateWeight: undefined,
+      provisionalRate: undefined,
+      reportedRate: undefined,
       demandSinceReserve: 0,
+      lastReserveMs: undefined,
       horizonMs: DEFAULT_HORIZON_MS,
       roundTripMs: 0,
       quietUntilMs: 0,
       scarceUntilMs: 0,
+      shortWaitMs: undefined,
+      rootShortUntilMs: undefined,
       aheadRefusedUntilMs: 0,
       lastUsedMs: nowMs,
       waiting: 0,
+      pending: undefined,
+      lapsed: undefined,
+      spent: undefined,
       to,
+      plan: undefined,
+      planUntilMs: undefined,
     }
     lease.lastUsedMs = nowMs
     lease.to = to
@@ -686,9 +726,9 @@ export class LeaseBook {
     const to = lease.to
     const sentAtMs = nowMs
     const returned = lease.lapsed
-    delete lease.lapsed
+    lease.lapsed = undefined
     const spent = lease.spent
-    delete lease.spent
+    lease.spent = undefined
     this.#lapsedDue.delete(lease)
     const ratePerMs = lease.rate ?? lease.provisionalRate
     const ask = {
@@ -714,7 +754,7 @@ export class LeaseBook {
     const pending: Pending = { promise, sinceMs: nowMs, minUnits: need }
     lease.pending = pending
     void promise.then(() => {
-      if (lease.pending === pending) delete lease.pending
+      if (lease.pending === pending) lease.pending = undefined
     })
     return pending
   }
@@ -834,7 +874,7 @@ export class LeaseBook {
     heldNow(lease, nowMs)
     const lots = [...lease.lots, ...(lease.lapsed ?? [])]
     lease.lots = []
-    delete lease.lapsed
+    lease.lapsed = undefined
     this.#lapsedDue.delete(lease)
     const to = lease.to
     for (const lot of lots)
@@ -862,7 +902,7 @@ export class LeaseBook {
 
   #sendLapsed(lease: BookLease): void {
     const lapsed = lease.lapsed ?? []
-    delete lease.lapsed
+    lease.lapsed = undefined
     for (const lot of lapsed) this.#inBackground(lease.to.refund(lease, lease.policy, lot))
   }
 

@@ -14,7 +14,7 @@ export type { ReserveAsk } from '../algorithms/reserve'
 export interface LeaseKey {
   ruleId: string
   /** Where the rule's objects live, if it says. */
-  placement?: Placement
+  placement?: Placement | undefined
   key: string
 }
 
