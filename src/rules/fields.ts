@@ -71,12 +71,13 @@ function indexOf<T extends Headers | URLSearchParams>(
   let index = cache.get(entries)
   if (index === undefined) {
     index = new Map()
-    for (const [name, value] of entries) {
+    const built = index
+    entries.forEach((value: string, name: string) => {
       const folded = fold(name)
-      const spellings = index.get(folded)
+      const spellings = built.get(folded)
       if (spellings) spellings.push([name, value])
-      else index.set(folded, [[name, value]])
-    }
+      else built.set(folded, [[name, value]])
+    })
     cache.set(entries, index)
   }
   return index
