@@ -14,24 +14,19 @@ import { startBare, startOrigin, type Target } from './targets.ts'
 
 const root = resolve(import.meta.dirname, '..')
 const OUTDIR = 'bench/.out'
-const { values } = parseArgs({
-  options: {
-    scenario: { type: 'string', default: 'hot-key' },
-    target: { type: 'string', default: 'project' },
-    seconds: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '32' },
-    keys: { type: 'string', default: '2000' },
-    top: { type: 'string', default: '40' },
-  },
-})
+const LOAD_SCENARIOS = SCENARIOS.filter((s) => s.kind === 'load').map((s) => s.name)
+const USAGE =
+  `usage: npm run bench:profile -- [--scenario <${LOAD_SCENARIOS.join('|')}>] ` +
+  `[--target <bare|${LIMITERS.join('|')}>] [--seconds n] [--connections n] [--keys n] [--top n]`
+const values = readOptions()
+if (values.help) {
+  console.log(USAGE)
+  process.exit(0)
+}
 const scenario = SCENARIOS.find((s) => s.name === values.scenario && s.kind === 'load')
 const target = values.target
 if (!scenario || (target !== 'bare' && !LIMITERS.includes(target as LimiterName))) {
-  console.error(
-    `usage: npm run bench:profile -- --scenario <${SCENARIOS.filter((s) => s.kind === 'load')
-      .map((s) => s.name)
-      .join('|')}> --target <bare|${LIMITERS.join('|')}> [--seconds n] [--keys n] [--top n]`
-  )
+  console.error(`bench:profile: no such scenario or target\n${USAGE}`)
   process.exit(2)
 }
 const keys = Number(values.keys)
@@ -142,5 +137,25 @@ async function connect(port: number) {
       return new Promise((done) => pending.set(id, done))
     },
     close: () => socket.close(),
+  }
+}
+
+/** The command line's options; a bad one ends the run with the usage. */
+function readOptions() {
+  try {
+    return parseArgs({
+      options: {
+        scenario: { type: 'string', default: 'hot-key' },
+        target: { type: 'string', default: 'project' },
+        seconds: { type: 'string', default: '5' },
+        connections: { type: 'string', default: '32' },
+        keys: { type: 'string', default: '2000' },
+        top: { type: 'string', default: '40' },
+        help: { type: 'boolean', default: false },
+      },
+    }).values
+  } catch (error) {
+    console.error(`bench:profile: ${(error as Error).message}\n${USAGE}`)
+    process.exit(2)
   }
 }
