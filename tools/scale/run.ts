@@ -148,9 +148,9 @@ async function loop(
     clock.runDue()
     // Compared as offsets: added to the epoch, a fraction would round.
     while (Math.floor(arrivals.nextMs) <= nowMs - START_MS) {
-      const isolate = fleet.pick(arrivals.take())
+      const client = fleet.pick(arrivals.take())
       metrics.request(nowMs, request.cost)
-      const verdict = isolate.client.decide(request)
+      const verdict = client.decide(request)
       if (verdict instanceof Promise)
         verdict.then(
           (v) => metrics.decided(nowMs, request.cost, v, clock.nowMs),
