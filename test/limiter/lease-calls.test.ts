@@ -32,4 +32,23 @@ describe("a lessee's calls to its lessor", () => {
     const stub = env.FLAKY_LIMITER.getByName(lease.key)
     expect(await stub.reports()).toEqual([2, 0])
   })
+  it('asks an overloaded lessor again only after its queue could drain: at most twice in 600 ms', async () => {
+    const lease = { ruleId: 'lease-calls', key: 'overloaded-backoff' }
+    const root = rootUpstream(env.FLAKY_LIMITER as unknown as ObjectNamespace, {
+      stats: new ClientStats(0),
+      timeoutMs: 600,
+      lessee: 'location-1',
+    })
+    const startMs = Date.now()
+    const failure = await root
+      .reserve(lease, policy, { units: 5, minUnits: 1 })
+      .catch((error: unknown) => error)
+    expect(failure).toMatchObject({ reason: 'overloaded' })
+    // Asked again at once, a refused call finds the queue still full: each wait is at least half
+    // of 250 ms, doubling.
+    const calls = await env.FLAKY_LIMITER.getByName(lease.key).leaseCalls('reserve-calls')
+    expect(calls).toBeGreaterThanOrEqual(2)
+    expect(calls).toBeLessThanOrEqual(3)
+    expect(Date.now() - startMs).toBeGreaterThanOrEqual(125 * (2 ** (calls - 1) - 1))
+  })
 })
