@@ -63,6 +63,42 @@ export function compileField(kind: 'header' | 'query', name: string): Field {
 const headerIndexes = new WeakMap<Headers, Map<string, [string, string][]>>()
 const queryIndexes = new WeakMap<URLSearchParams, Map<string, [string, string][]>>()
 
+/**
+ * A request's header names when they all fold to themselves, as nearly every request's do: a
+ * name's one spelling is then the folded name itself, if the request carries it. Not building
+ * the index saves a map and an array per header on every request.
+ */
+const headerNames = new WeakMap<Headers, Set<string>>()
+
+/** The request's header names, when they all fold to themselves; else its index. */
+function headerIndexOf(headers: Headers): Set<string> | Map<string, [string, string][]> {
+  const names = headerNames.get(headers)
+  if (names !== undefined) return names
+  const built = headerIndexes.get(headers)
+  if (built !== undefined) return built
+  const seen = new Set<string>()
+  let folded = true
+  headers.forEach((_value: string, name: string) => {
+    seen.add(name)
+    folded &&= FOLDED.test(name)
+  })
+  if (!folded) return indexOf(headerIndexes, headers, foldHeaderName)
+  headerNames.set(headers, seen)
+  return seen
+}
+
+/** Names the code asks spellings of, folded once (a handful of constants). */
+const foldedNames = new Map<string, string>()
+
+function foldedName(name: string): string {
+  let folded = foldedNames.get(name)
+  if (folded === undefined) {
+    folded = foldHeaderName(name)
+    if (foldedNames.size < 64) foldedNames.set(name, folded)
+  }
+  return folded
+}
+
 function indexOf<T extends Headers | URLSearchParams>(
   cache: WeakMap<T, Map<string, [string, string][]>>,
   entries: T,
@@ -91,7 +127,10 @@ function indexOf<T extends Headers | URLSearchParams>(
  * @param name - the header, spelled any way
  */
 export function headerSpellings(headers: Headers, name: string): string[] {
-  const spellings = indexOf(headerIndexes, headers, foldHeaderName).get(foldHeaderName(name))
+  const folded = foldedName(name)
+  const index = headerIndexOf(headers)
+  if (index instanceof Set) return index.has(folded) ? [folded] : []
+  const spellings = index.get(folded)
   return spellings === undefined ? [] : spellings.map(([spelling]) => spelling)
 }
 
@@ -118,7 +157,12 @@ export function fieldValue(field: Field, facts: RequestFacts, whole = false): st
       const value = facts.headers.get(field.name)
       return value === null ? undefined : pick(value)
     }
-    const spellings = indexOf(headerIndexes, facts.headers, foldHeaderName).get(field.folded)
+    const index = headerIndexOf(facts.headers)
+    if (index instanceof Set) {
+      if (!index.has(field.folded)) return undefined
+      return pick(facts.headers.get(field.folded)!)
+    }
+    const spellings = index.get(field.folded)
     if (spellings === undefined) return undefined
     const values = new Set(spellings.map(([, value]) => pick(value)))
     if (values.size > 1) {

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { BadRequestError } from '../../src/errors'
 import { limitKey, parseRules, planRequest, type Plan } from '../../src/rules'
-import { compileField, fieldValue, foldHeaderName, foldQueryName } from '../../src/rules/fields'
+import {
+  compileField,
+  fieldValue,
+  foldHeaderName,
+  foldQueryName,
+  headerSpellings,
+} from '../../src/rules/fields'
 import type { RequestFacts } from '../../src/types'
 import { documentProblems } from '../support/rules'
 
@@ -157,6 +163,31 @@ describe('fieldValue', () => {
       ])
     ).toThrowError(BadRequestError)
   })
+})
+
+describe('headerSpellings', () => {
+  it.each([
+    [[['x-http-method', 'PUT']], 'X_HTTP_Method', ['x-http-method']],
+    [[['accept', '*/*']], 'x-http-method', []],
+    [
+      [
+        ['x-http-method', 'PUT'],
+        ['x_http_method', 'PUT'],
+        ['accept', '*/*'],
+      ],
+      'X-HTTP-METHOD',
+      ['x-http-method', 'x_http_method'],
+    ],
+    [[['x.http~method', 'PUT']], 'x-http-method', ['x.http~method']],
+  ] as [[string, string][], string, string[]][])(
+    'headers %j: %j is read as %j, whether every name folds to itself or not',
+    (entries, name, spellings) => {
+      const headers = new Headers(entries)
+      expect(headerSpellings(headers, name)).toEqual(spellings)
+      // Asked twice of the same headers: the index built for the first answers the second.
+      expect(headerSpellings(headers, name)).toEqual(spellings)
+    }
+  )
 })
 
 describe('claim key parts', () => {
