@@ -56,35 +56,41 @@ export function compileField(kind: 'header' | 'query', name: string): Field {
   return { kind, name, folded: foldQueryName(name), aliased: true }
 }
 
-/**
- * Per request: each folded name's spellings and their values, built on first use (an incoming
- * request's headers are immutable, and its query is parsed once into the facts).
- */
-const headerIndexes = new WeakMap<Headers, Map<string, [string, string][]>>()
-const queryIndexes = new WeakMap<URLSearchParams, Map<string, [string, string][]>>()
+/** Each folded name's spellings and their values. */
+type Index = Map<string, [string, string][]>
 
 /**
- * A request's header names when they all fold to themselves, as nearly every request's do: a
- * name's one spelling is then the folded name itself, if the request carries it. Not building
- * the index saves a map and an array per header on every request.
+ * Per request, built on first use (an incoming request's headers are immutable, and its query is
+ * parsed once into the facts): each folded name's spellings and their values; for headers whose
+ * names all fold to themselves, as nearly every request's do, only the set of those names (a
+ * name's one spelling is then the folded name itself, if the request carries it), which saves a
+ * map and an array per header on every request.
  */
-const headerNames = new WeakMap<Headers, Set<string>>()
+const headerIndexes = new WeakMap<Headers, Set<string> | Index>()
+const queryIndexes = new WeakMap<URLSearchParams, Index>()
 
-/** The request's header names, when they all fold to themselves; else its index. */
-function headerIndexOf(headers: Headers): Set<string> | Map<string, [string, string][]> {
-  const names = headerNames.get(headers)
-  if (names !== undefined) return names
-  const built = headerIndexes.get(headers)
-  if (built !== undefined) return built
-  const seen = new Set<string>()
-  let folded = true
-  headers.forEach((_value: string, name: string) => {
-    seen.add(name)
-    folded &&= FOLDED.test(name)
-  })
-  if (!folded) return indexOf(headerIndexes, headers, foldHeaderName)
-  headerNames.set(headers, seen)
-  return seen
+function headerIndexOf(headers: Headers): Set<string> | Index {
+  let index = headerIndexes.get(headers)
+  if (index === undefined) {
+    const names = new Set<string>()
+    let folded = true
+    headers.forEach((_value: string, name: string) => {
+      names.add(name)
+      folded &&= FOLDED.test(name)
+    })
+    index = folded ? names : buildIndex(headers, foldHeaderName)
+    headerIndexes.set(headers, index)
+  }
+  return index
+}
+
+function queryIndexOf(query: URLSearchParams): Index {
+  let index = queryIndexes.get(query)
+  if (index === undefined) {
+    index = buildIndex(query, foldQueryName)
+    queryIndexes.set(query, index)
+  }
+  return index
 }
 
 /** Names the code asks spellings of, folded once (a handful of constants). */
@@ -99,23 +105,14 @@ function foldedName(name: string): string {
   return folded
 }
 
-function indexOf<T extends Headers | URLSearchParams>(
-  cache: WeakMap<T, Map<string, [string, string][]>>,
-  entries: T,
-  fold: (name: string) => string
-): Map<string, [string, string][]> {
-  let index = cache.get(entries)
-  if (index === undefined) {
-    index = new Map()
-    const built = index
-    entries.forEach((value: string, name: string) => {
-      const folded = fold(name)
-      const spellings = built.get(folded)
-      if (spellings) spellings.push([name, value])
-      else built.set(folded, [[name, value]])
-    })
-    cache.set(entries, index)
-  }
+function buildIndex(entries: Headers | URLSearchParams, fold: (name: string) => string): Index {
+  const index: Index = new Map()
+  entries.forEach((value: string, name: string) => {
+    const folded = fold(name)
+    const spellings = index.get(folded)
+    if (spellings) spellings.push([name, value])
+    else index.set(folded, [[name, value]])
+  })
   return index
 }
 
@@ -174,7 +171,7 @@ export function fieldValue(field: Field, facts: RequestFacts, whole = false): st
     }
     return pick(spellings[0]![1])
   }
-  const spellings = indexOf(queryIndexes, facts.query, foldQueryName).get(field.folded)
+  const spellings = queryIndexOf(facts.query).get(field.folded)
   if (spellings === undefined) return undefined
   if (spellings.length > 1) {
     const names = [...new Set(spellings.map(([name]) => JSON.stringify(name)))]

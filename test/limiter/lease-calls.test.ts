@@ -12,14 +12,18 @@ const policy: LeasablePolicy = {
   burst: 100,
 }
 
+/** The test object that fails as its key's name says, as a location object's root. */
+const flakyRoot = (timeoutMs: number) =>
+  rootUpstream(env.FLAKY_LIMITER as unknown as ObjectNamespace, {
+    stats: new ClientStats(0),
+    timeoutMs,
+    lessee: 'location-1',
+  })
+
 describe("a lessee's calls to its lessor", () => {
   it('asks again after a retryable failure without what it handed back or reported spent: they count once at most', async () => {
     const lease = { ruleId: 'lease-calls', key: 'flaky-once-reports' }
-    const root = rootUpstream(env.FLAKY_LIMITER as unknown as ObjectNamespace, {
-      stats: new ClientStats(0),
-      timeoutMs: 5_000,
-      lessee: 'location-1',
-    })
+    const root = flakyRoot(5_000)
     const lot = { units: 3, chargedAtMs: 0, validFromMs: 0, validUntilMs: 1, epoch: 'e' }
     const reservation = await root.reserve(lease, policy, {
       units: 5,
@@ -34,11 +38,7 @@ describe("a lessee's calls to its lessor", () => {
   })
   it('asks an overloaded lessor again only after its queue could drain: at most twice in 600 ms', async () => {
     const lease = { ruleId: 'lease-calls', key: 'overloaded-backoff' }
-    const root = rootUpstream(env.FLAKY_LIMITER as unknown as ObjectNamespace, {
-      stats: new ClientStats(0),
-      timeoutMs: 600,
-      lessee: 'location-1',
-    })
+    const root = flakyRoot(600)
     const startMs = Date.now()
     const failure = await root
       .reserve(lease, policy, { units: 5, minUnits: 1 })
