@@ -168,7 +168,7 @@ function timed<T>(
       const nextEndMs = Date.now() + waitMs + (Date.now() - startMs)
       if (!isOverloaded(error) || nextEndMs >= deadlineMs) throw error
       refused = error
-      await new Promise((resolve) => setTimeout(resolve, waitMs))
+      await delay(waitMs)
       return attempt(tries + 1)
     }
   }
@@ -249,4 +249,14 @@ function onceOnly(ask: LeaseAsk, again: boolean): LeaseAsk {
 function counted<T>(stats: ClientStats, ruleId: string, send: () => Promise<T>): Promise<T> {
   const done = stats.call(ruleId, Date.now())
   return send().finally(() => done(Date.now()))
+}
+
+/**
+ * A promise that settles after `ms` (a timer: in a Worker it runs while the request or the
+ * object's call that made it does).
+ *
+ * @param ms - how long
+ */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
 }

@@ -44,7 +44,13 @@ import {
   type Outcome,
   type Pending,
 } from './key-lease'
-import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
+import {
+  delay,
+  failedCharge,
+  keepAliveInRequest,
+  locationUpstream,
+  type Upstream,
+} from './lease-calls'
 import {
   asksOnDemand,
   DEFAULT_HORIZON_MS,
@@ -57,7 +63,7 @@ import {
   type RefillPlan,
 } from './lease-sizing'
 import type { ObjectNamespace } from './object-name'
-import type { Reservation } from './reservation'
+import { STARTING_MS, type Reservation } from './reservation'
 import { unavailableOf, withTimeout } from './rpc'
 import { clientStats, type ClientStats } from './stats'
 
@@ -132,6 +138,8 @@ interface BookLease extends KeyLease {
   /** The last refill plan, while it holds (see `planStableUntilMs`). */
   plan?: RefillPlan | undefined
   planUntilMs?: number | undefined
+  /** What the takers waiting for a reservation want beyond their need. */
+  waitingExtra: number
 }
 
 /** A key and the limit its units are counted under. */
@@ -174,6 +182,8 @@ export class LeaseBook {
   /** How long a key goes unused before its units go back (ms). */
   readonly quietMs: number
   #lastSweepMs = 0
+  /** When the book was made (ms): its asks say so in its first moments. */
+  readonly #startedMs: number
   /** The lease touched last: the last in {@link #leases}' order. */
   #recent: BookLease | undefined
   /**
@@ -192,6 +202,7 @@ export class LeaseBook {
     this.#ownStats = options.stats
     this.id = options.id ?? crypto.randomUUID()
     this.#spread = spreadOf(this.id)
+    this.#startedMs = this.#now()
     this.#location = options.location
     this.#scarceForWindow = options.scarceForWindow ?? false
     this.#lapsedGatherMs = options.lapsedGatherMs ?? 0
@@ -281,6 +292,8 @@ export class LeaseBook {
    * @param max - the most wanted
    * @param deadlineMs - past it, a request still without units is denied for now (a lessor
    *   slow under load), rather than left to time out upstream
+   * @param sendAtMs - a reservation this take starts is sent no sooner (the takes that come
+   *   meanwhile join it)
    * @throws {LimiterUnavailableError} when no reservation could be had
    */
   async take(
@@ -288,7 +301,8 @@ export class LeaseBook {
     ref: LeaseRef,
     min: number,
     max: number,
-    deadlineMs = Number.POSITIVE_INFINITY
+    deadlineMs = Number.POSITIVE_INFINITY,
+    sendAtMs = 0
   ): Promise<Take> {
     const sinceMs = this.#now()
     this.#sweep(sinceMs)
@@ -317,11 +331,19 @@ export class LeaseBook {
           ? lease.pending
           : // What the caller wants, not only what it needs: a location's object asking the
             // root for an isolate fetches that isolate's batch in the same round trip.
-            this.#reserve(lease, nowMs, max - held.now + lease.waiting, min - held.now)
+            this.#reserve(
+              lease,
+              nowMs,
+              max - held.now + lease.waiting + lease.waitingExtra,
+              min - held.now,
+              sendAtMs
+            )
       waited = true
       lease.waiting += min
+      lease.waitingExtra += max - min
       const outcome = await settledBy(pending.promise, deadlineMs - nowMs)
       lease.waiting -= min
+      lease.waitingExtra -= max - min
       if (outcome === undefined) {
         lease.demandSinceReserve += max
         return { granted: 0, decision: this.#quiet(lease, this.#now()), waited }
@@ -681,6 +703,7 @@ export class LeaseBook {
       to,
       plan: undefined,
       planUntilMs: undefined,
+      waitingExtra: 0,
     }
     lease.lastUsedMs = nowMs
     lease.to = to
@@ -703,8 +726,27 @@ export class LeaseBook {
    * `need` at least (0: any), plus what tops the units held up to a batch; and, near a
    * window's end, the next window's batch.
    */
-  #reserve(lease: BookLease, nowMs: number, demand: number, need: number): Pending {
+  #reserve(lease: BookLease, nowMs: number, demand: number, need: number, sendAtMs = 0): Pending {
     measureRate(lease, nowMs, need)
+    let promise: Promise<Outcome>
+    if (sendAtMs > nowMs) {
+      // Made when sent: the takers waiting then (this one among them) want their share of it.
+      promise = delay(sendAtMs - nowMs).then(() => {
+        const waited = lease.waiting + lease.waitingExtra - this.#held(lease, this.#now()).now
+        return this.#ask(lease, Math.max(demand, waited), need)
+      })
+    } else promise = this.#ask(lease, demand, need)
+    const pending: Pending = { promise, sinceMs: nowMs, minUnits: need }
+    lease.pending = pending
+    void promise.then(() => {
+      if (lease.pending === pending) lease.pending = undefined
+    })
+    return pending
+  }
+
+  /** Asks the lessor for `demand` units that waiting requests spend at once (`need` at least). */
+  #ask(lease: BookLease, demand: number, need: number): Promise<Outcome> {
+    const nowMs = this.#now()
     lease.plan = undefined
     const { policy } = lease
     const plan = this.#planOf(lease, nowMs)
@@ -723,8 +765,6 @@ export class LeaseBook {
         : Math.max(0, topUp - held.now)
     const aheadOpen = plan.aheadWanted && nowMs >= lease.aheadRefusedUntilMs
     const nextUnits = aheadOpen ? Math.max(0, plan.nextBatch - held.later) : 0
-    const to = lease.to
-    const sentAtMs = nowMs
     const returned = lease.lapsed
     lease.lapsed = undefined
     const spent = lease.spent
@@ -739,24 +779,19 @@ export class LeaseBook {
       nextWindowMs: plan.nextWindowMs,
       ...(returned ? { returned } : {}),
       ...(spent ? { spent } : {}),
+      ...(nowMs - this.#startedMs < STARTING_MS ? { starting: true as const } : {}),
     }
-    const promise = to.reserve(lease, policy, ask).then(
+    return lease.to.reserve(lease, policy, ask).then(
       (reservation): Outcome => {
         // Asked for the next window and given none (its lessor keeps the room for this one):
         // no more asks ahead until that window begins.
         if (nextUnits > 0 && !reservation.next && !reservation.ramp)
           lease.aheadRefusedUntilMs = plan.nextWindowMs ?? 0
-        this.#apply(lease, reservation, sentAtMs)
+        this.#apply(lease, reservation, nowMs)
         return { ok: true, reservation }
       },
       (error: unknown): Outcome => ({ ok: false, error: unavailableOf(error) })
     )
-    const pending: Pending = { promise, sinceMs: nowMs, minUnits: need }
-    lease.pending = pending
-    void promise.then(() => {
-      if (lease.pending === pending) lease.pending = undefined
-    })
-    return pending
   }
 
   /** Adds granted units to the lots, and keeps the lessor's answer and pacing. */

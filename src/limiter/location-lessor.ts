@@ -46,6 +46,17 @@ const LAPSED_GATHER_MS = 2_000
  */
 export const LOCATION_QUIET_MS = LOCATION_PACING.maxHorizonMs + QUIET_MS
 
+/**
+ * A location's object that just started, asked by isolates that just started too (as after a
+ * deploy), sends its first call to the root at its own point of this long (ms) from its start:
+ * after a deploy every location's object starts within the same moment, and their first calls,
+ * all within the network's spread (about 150 ms), overflow the root's queue (a root serving a
+ * call a millisecond queues about 100). Spread over this long too, they come nearer its pace;
+ * the requests that wait for them wait that much longer, once. A location's object that starts
+ * alone (a key's first request there, from an isolate running for a while) asks at once.
+ */
+export const OPENING_SPREAD_MS = 300
+
 /** The share of an isolate's wait a location's object gives its own call to the root. */
 const BUDGET_SHARE = 0.6
 
@@ -55,6 +66,8 @@ export class LocationLessor {
   readonly #lessees = new Lessees()
   readonly #stats: ClientStats
   readonly #now: () => number
+  /** Its first call to the root, for isolates that just started, goes no sooner ({@link OPENING_SPREAD_MS}). */
+  readonly #opensAtMs: number
   /** Hands back what the location's isolates left unused, while the object holds any. */
   #watch: ReturnType<typeof setTimeout> | undefined
 
@@ -67,7 +80,9 @@ export class LocationLessor {
     options: { now?: () => number; keepAlive?: (promise: Promise<unknown>) => void } = {}
   ) {
     this.#now = options.now ?? (() => Date.now())
-    this.#stats = new ClientStats(this.#now())
+    const startedMs = this.#now()
+    this.#stats = new ClientStats(startedMs)
+    this.#opensAtMs = startedMs + spreadOf(name) * OPENING_SPREAD_MS
     this.#book = new LeaseBook({
       id: name,
       now: this.#now,
@@ -102,8 +117,13 @@ export class LocationLessor {
     for (const lot of ask.returned ?? []) this.takeBack(root, lease, policy, lot)
     if (ask.spent) this.#book.noteSpent(lease, ask.spent)
     const ref = { ...lease, policy, ratePerMs: this.#lessees.ratePerMs(nowMs) }
-    // The root is asked within part of what the isolate waits (a far root's round trip fits).
-    const timeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * (ask.budgetMs ?? Infinity))
+    // The root is asked within part of what the isolate waits (a far root's round trip fits),
+    // once this object opened (within the rest of that wait).
+    const budgetMs = ask.budgetMs ?? Infinity
+    const timeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * budgetMs)
+    const openingMs = ask.starting
+      ? Math.max(0, Math.min(this.#opensAtMs - nowMs, budgetMs - timeoutMs - 2 * ANSWER_MARGIN_MS))
+      : 0
     // Just after that time, too, a request without units is answered: denied for now, when the
     // root is slow under load. (Unreachable, the root's call fails first, at its timeout, and the
     // isolate's fail mode applies.)
@@ -112,7 +132,8 @@ export class LocationLessor {
       ref,
       ask.minUnits,
       this.#wanted(lease, policy, ask, nowMs),
-      nowMs + timeoutMs + ANSWER_MARGIN_MS
+      nowMs + openingMs + timeoutMs + ANSWER_MARGIN_MS,
+      nowMs + openingMs
     )
     this.#watchIdle()
     const ahead =

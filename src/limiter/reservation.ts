@@ -48,6 +48,11 @@ export interface LeaseAsk extends ReserveAsk {
    * lessor that is itself a lessee asks its own lessor for the sum of its lessees'.
    */
   ratePerMs?: number
+  /**
+   * The lessee is in its first moments ({@link STARTING_MS}): a new isolate, as every isolate
+   * is just after a deploy.
+   */
+  starting?: true
 }
 
 /** What a lessee sends: its ask, and who it is (its lessor paces its lessees by how many). */
@@ -60,6 +65,9 @@ export interface LesseeAsk extends LeaseAsk {
    */
   budgetMs?: number
 }
+
+/** How long a lessee counts as just started (ms). */
+export const STARTING_MS = 1_000
 
 /** Units granted for a later time (the next window, or later in this one), spendable from it. */
 export interface AheadReservation {

@@ -3,6 +3,10 @@ import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { locationName } from '../../src/limiter/lease-calls'
+import { OPENING_SPREAD_MS } from '../../src/limiter/location-lessor'
+import { SimNamespace } from '../../tools/scale/namespace'
+import type { ServerObserver } from '../../tools/scale/object-server'
+import { VirtualClock } from '../../tools/scale/virtual-time'
 import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
 import {
   horizonFor,
@@ -12,6 +16,7 @@ import {
   spreadOf,
 } from '../../src/limiter/lease-sizing'
 import { freezeClock } from '../support/clock'
+import { settle } from '../support/virtual-clock'
 
 const HOUR = 3_600_000
 const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 10, periodMs: HOUR }
@@ -168,5 +173,85 @@ describe("a location's object", () => {
     })
     // Every token the root still holds is one the isolate holds unspent: not the 5 spent.
     expect(await heldAtRoot()).toBe(second.granted)
+  })
+
+  it('asks the root, for isolates that wait behind its call, what they all want', async () => {
+    const { lease, location } = locationAtHourStart('behind')
+    const roomy: LeasablePolicy = { ...policy, limit: 1_000 }
+    const reserve = vi.spyOn(RateLimiterObject.prototype, 'reserve')
+    const ask = (lessee: string) =>
+      location.sublease(lease, roomy, { lessee, units: 50, minUnits: 1, ratePerMs: 1e-4 })
+    // Three isolates at once (batches of 50, though their demand has the location hold nothing
+    // of its own): the first call is for the first one's batch; the two that came while it
+    // travelled are asked for together, not one call each.
+    const answers = await Promise.all([ask('isolate-1'), ask('isolate-2'), ask('isolate-3')])
+    expect(answers.map((answer) => answer.granted)).toEqual([50, 50, 50])
+    expect(reserve).toHaveBeenCalledTimes(2)
+    expect(reserve.mock.calls[1]![1].units).toBeGreaterThanOrEqual(100)
+  })
+
+  it('just started and asked by isolates that just started (a deploy), calls the root at its own point of its first moments, once for all of them', async () => {
+    // In the scale simulator's virtual time (the same classes; its timers wait for nothing).
+    const T0 = 1_800_000_000_000
+    const clock = new VirtualClock(T0)
+    const rootCalls: number[] = []
+    const observer: ServerObserver = {
+      arrived: (name, atMs) => void (name.includes('@') ? undefined : rootCalls.push(atMs)),
+      overloaded: () => undefined,
+      started: () => undefined,
+    }
+    // Every object 1 ms from every caller.
+    const here = { oneWayMs: () => 1, hintLocation: () => 0 }
+    const namespace = new SimNamespace(
+      clock,
+      here,
+      RateLimiterObject,
+      { serviceMs: 1, queueBound: 100 },
+      observer
+    )
+    const roomy: LeasablePolicy = { ...policy, limit: 1_000 }
+    const restore = clock.install()
+    try {
+      // A key whose location object opens well into its first moments.
+      const keys = Array.from({ length: 20 }, (_, i) => `location-lessor|deploy-${i}`)
+      const key = keys.find((k) => spreadOf(locationName(k, 'colo')) > 0.3)!
+      const openingMs = spreadOf(locationName(key, 'colo')) * OPENING_SPREAD_MS
+      const lease = { ruleId: 'location-lessor', key }
+      const ask = (name: string, lessee: string, starting?: true) =>
+        (
+          namespace.view(0).getByName(name) as unknown as DurableObjectStub<RateLimiterObject>
+        ).sublease(lease, roomy, {
+          lessee,
+          units: 3,
+          minUnits: 1,
+          budgetMs: 1_000,
+          ...(starting ? { starting } : {}),
+        })
+      const location = locationName(key, 'colo')
+      const answers = Promise.all(
+        ['isolate-1', 'isolate-2', 'isolate-3'].map((id) => ask(location, id, true))
+      )
+      await settle(clock)
+      expect((await answers).map((answer) => answer.granted)).toEqual([3, 3, 3])
+      // One call for the three (each wants 3), sent at its point: 1 ms in, opening, 1 ms out.
+      expect(rootCalls).toHaveLength(1)
+      expect(rootCalls[0]).toBeGreaterThanOrEqual(T0 + 1 + openingMs + 1)
+      expect(rootCalls[0]).toBeLessThan(T0 + 1 + openingMs + 1 + 1)
+      // A key's first request from an isolate running for a while: the root is asked at once.
+      const other = { ...lease, key: 'location-lessor|alone' }
+      const sentMs = Date.now()
+      const alone = (
+        namespace
+          .view(0)
+          .getByName(
+            locationName(other.key, 'colo')
+          ) as unknown as DurableObjectStub<RateLimiterObject>
+      ).sublease(other, roomy, { lessee: 'isolate-4', units: 1, minUnits: 1, budgetMs: 1_000 })
+      await settle(clock)
+      expect((await alone).granted).toBe(1)
+      expect(rootCalls.at(-1)).toBe(sentMs + 2)
+    } finally {
+      restore()
+    }
   })
 })

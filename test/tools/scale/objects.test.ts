@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { RateLimiterObject } from '../../../src/limiter/rate-limiter-object'
 import { SimNamespace, type Geography } from '../../../tools/scale/namespace'
 import type { ServerObserver } from '../../../tools/scale/object-server'
-import { drainMicrotasks, VirtualClock } from '../../../tools/scale/virtual-time'
+import { VirtualClock } from '../../../tools/scale/virtual-time'
+import { settle } from '../../support/virtual-clock'
 
 const T0 = 1_800_000_000_000
 
@@ -43,16 +44,6 @@ class Echo extends DurableObject<{ LIMITER: { getByName(name: string): Echo } }>
   }
   async relay(name: string): Promise<number> {
     return await this.env.LIMITER.getByName(name).now()
-  }
-}
-
-/** Runs the clock until nothing is due, draining microtasks at each instant. */
-async function settle(clock: VirtualClock): Promise<void> {
-  await drainMicrotasks()
-  while (clock.nextAtMs() < Number.POSITIVE_INFINITY) {
-    clock.advanceTo(clock.nextAtMs())
-    do await drainMicrotasks()
-    while (clock.runDue())
   }
 }
 

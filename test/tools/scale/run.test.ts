@@ -38,7 +38,7 @@ describe('a simulated run', () => {
     expect(a.rows).toEqual(b.rows)
     expect(c.summary.requests).not.toBe(a.summary.requests)
     // A scarce key, where each lease book asks at its own point of a horizon: the same too.
-    const scarce = small({ scenario: 'small-key', demand: 3, seconds: 8 })
+    const scarce = small({ scenario: 'small-key', demand: 2, seconds: 8 })
     const [d, e] = [await runScale(scarce), await runScale(scarce)]
     expect(d.summary.earlyDenialShare).toBeGreaterThan(0)
     expect(d.rows).toEqual(e.rows)
