@@ -57,6 +57,12 @@ export const LOCATION_QUIET_MS = LOCATION_PACING.maxHorizonMs + QUIET_MS
  */
 export const OPENING_SPREAD_MS = 300
 
+/** The shortest horizon a location's object gives a few isolates of a short key (ms). */
+const FEW_MIN_HORIZON_MS = 100
+
+/** How much that horizon grows with each of them (ms), up to the usual shortest. */
+const FEW_SPACING_MS = 25
+
 /** The share of an isolate's wait a location's object gives its own call to the root. */
 const BUDGET_SHARE = 0.6
 
@@ -235,7 +241,19 @@ export class LocationLessor {
     const pacing = scarce
       ? LOCATION_PACING
       : pacingFor(LOCATION_PACING, this.#book.lessorDecision(lease))
-    return horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
+    const lessees = this.#lessees.count(nowMs)
+    // While the root says the key is short, a few isolates ask more often (one alone every
+    // 100 ms): this object gets the key's room in steps (units for later, every 50 ms), and at
+    // one ask in 250 ms an isolate alone at its location fetched a window's last steps too late
+    // to spend them.
+    const few = Math.max(FEW_MIN_HORIZON_MS, lessees * FEW_SPACING_MS)
+    return horizonFor(
+      lessees,
+      few < pacing.minHorizonMs && this.#book.isScarce(lease)
+        ? { ...pacing, minHorizonMs: few }
+        : pacing,
+      policy.periodMs
+    )
   }
 
   #root(root: ObjectNamespace, timeoutMs: number): Upstream {

@@ -51,7 +51,8 @@ describe("a location's object", () => {
     expect(second.scarce).toBe(true)
     // And its isolates hear that the root is short: out of units, they deny rather than wait.
     expect(second.rootShort).toBe(true)
-    expect(second.horizonMs).toBe(LOCATION_PACING.minHorizonMs)
+    // Two isolates, on a key the root said is short: they ask every 100 ms.
+    expect(second.horizonMs).toBe(100)
     const quietMs = scarceWaitMs(horizonFor(1, SCARCE_ROOT_PACING), spreadOf(name))
     const spreadMs = (spreadOf('isolate-2') * 0.25 * 2 * 1000) / LOCATION_PACING.callsPerSecond
     expect(second.refillInMs).toBeCloseTo(quietMs + spreadMs, 2)
@@ -253,5 +254,18 @@ describe("a location's object", () => {
     } finally {
       restore()
     }
+  })
+
+  it('has a few isolates ask more often while the root says the key is short, less as they grow in number', async () => {
+    const { lease, location } = locationAtHourStart('few')
+    const ask = (lessee: string) =>
+      location.sublease(lease, policy, { lessee, units: 100, minUnits: 1, ratePerMs: 0.1 })
+    // The first ask takes the key's 10 and hears it is short; the others find none left. Each
+    // asks every 100 ms while there are up to four, then 25 ms later for each more, up to the
+    // usual shortest.
+    const horizons: number[] = []
+    for (let i = 1; i <= 12; i++) horizons.push((await ask(`isolate-${i}`)).horizonMs)
+    expect(horizons).toEqual([100, 100, 100, 100, 125, 150, 175, 200, 225, 250, 250, 250])
+    expect(LOCATION_PACING.minHorizonMs).toBe(250)
   })
 })
