@@ -72,7 +72,10 @@ export class LocationLessor {
   readonly #lessees = new Lessees()
   readonly #stats: ClientStats
   readonly #now: () => number
-  /** Its first call to the root, for isolates that just started, goes no sooner ({@link OPENING_SPREAD_MS}). */
+  /**
+   * Its first call to the root, for isolates that just started, goes no sooner
+   * ({@link OPENING_SPREAD_MS}).
+   */
   readonly #opensAtMs: number
   /** Hands back what the location's isolates left unused, while the object holds any. */
   #watch: ReturnType<typeof setTimeout> | undefined
@@ -249,7 +252,7 @@ export class LocationLessor {
     const few = Math.max(FEW_MIN_HORIZON_MS, lessees * FEW_SPACING_MS)
     return horizonFor(
       lessees,
-      few < pacing.minHorizonMs && this.#book.isScarce(lease)
+      few < pacing.minHorizonMs && pacing === LOCATION_PACING && this.#book.isScarce(lease)
         ? { ...pacing, minHorizonMs: few }
         : pacing,
       policy.periodMs
