@@ -5,6 +5,7 @@
  * the object decides request by request, in order. A hot key then costs one round trip per
  * batch instead of one per request, and exactness is the object's, as before.
  */
+import { delay } from './rpc'
 
 /** The most requests one batch carries; more wait for the next. */
 export const MAX_BATCH = 500
@@ -62,10 +63,7 @@ export class Coalescer<T, R> {
    * @param maxBatch - the most requests per call
    * @param wait - resolves after `ms` (tests pass their own)
    */
-  constructor(
-    maxBatch = MAX_BATCH,
-    wait: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-  ) {
+  constructor(maxBatch = MAX_BATCH, wait: (ms: number) => Promise<void> = delay) {
     this.#maxBatch = maxBatch
     this.#wait = wait
   }

@@ -14,7 +14,7 @@ import type { LeaseKey, Lot } from './key-lease'
 import { nameOf, stubOf, type ObjectNamespace } from './object-name'
 import { spreadOf } from './lease-sizing'
 import type { LeaseAsk, LessorStub, Reservation } from './reservation'
-import { unavailableOf, withRetry, withTimeout } from './rpc'
+import { delay, unavailableOf, withRetry, withTimeout } from './rpc'
 import type { ClientStats } from './stats'
 
 /** A key's lessor, as a lease book calls it. */
@@ -249,14 +249,4 @@ function onceOnly(ask: LeaseAsk, again: boolean): LeaseAsk {
 function counted<T>(stats: ClientStats, ruleId: string, send: () => Promise<T>): Promise<T> {
   const done = stats.call(ruleId, Date.now())
   return send().finally(() => done(Date.now()))
-}
-
-/**
- * A promise that settles after `ms` (a timer: in a Worker it runs while the request or the
- * object's call that made it does).
- *
- * @param ms - how long
- */
-export function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
 }

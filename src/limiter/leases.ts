@@ -44,13 +44,7 @@ import {
   type Outcome,
   type Pending,
 } from './key-lease'
-import {
-  delay,
-  failedCharge,
-  keepAliveInRequest,
-  locationUpstream,
-  type Upstream,
-} from './lease-calls'
+import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
 import {
   asksOnDemand,
   DEFAULT_HORIZON_MS,
@@ -64,7 +58,7 @@ import {
 } from './lease-sizing'
 import type { ObjectNamespace } from './object-name'
 import { STARTING_MS, type Reservation } from './reservation'
-import { unavailableOf, withTimeout } from './rpc'
+import { delay, unavailableOf, withTimeout } from './rpc'
 import { clientStats, type ClientStats } from './stats'
 
 /** A key unused this long hands its unspent units back on the next touch of the book (ms). */

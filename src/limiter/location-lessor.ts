@@ -9,7 +9,14 @@
 import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LeaseKey, Lot } from './key-lease'
 import { rootUpstream, type Upstream } from './lease-calls'
-import { batchSize, horizonFor, LOCATION_PACING, pacingFor, spreadOf } from './lease-sizing'
+import {
+  batchSize,
+  horizonFor,
+  LOCATION_PACING,
+  pacingFor,
+  SHORT_LOCATION_PACING,
+  spreadOf,
+} from './lease-sizing'
 import { LeaseBook, QUIET_MS } from './leases'
 import { Lessees } from './lessees'
 import type { ObjectNamespace } from './object-name'
@@ -56,12 +63,6 @@ export const LOCATION_QUIET_MS = LOCATION_PACING.maxHorizonMs + QUIET_MS
  * alone (a key's first request there, from an isolate running for a while) asks at once.
  */
 export const OPENING_SPREAD_MS = 300
-
-/** The shortest horizon a location's object gives a few isolates of a short key (ms). */
-const FEW_MIN_HORIZON_MS = 100
-
-/** How much that horizon grows with each of them (ms), up to the usual shortest. */
-const FEW_SPACING_MS = 25
 
 /** The share of an isolate's wait a location's object gives its own call to the root. */
 const BUDGET_SHARE = 0.6
@@ -245,18 +246,10 @@ export class LocationLessor {
       ? LOCATION_PACING
       : pacingFor(LOCATION_PACING, this.#book.lessorDecision(lease))
     const lessees = this.#lessees.count(nowMs)
-    // While the root says the key is short, a few isolates ask more often (one alone every
-    // 100 ms): this object gets the key's room in steps (units for later, every 50 ms), and at
-    // one ask in 250 ms an isolate alone at its location fetched a window's last steps too late
-    // to spend them.
-    const few = Math.max(FEW_MIN_HORIZON_MS, lessees * FEW_SPACING_MS)
-    return horizonFor(
-      lessees,
-      few < pacing.minHorizonMs && pacing === LOCATION_PACING && this.#book.isScarce(lease)
-        ? { ...pacing, minHorizonMs: few }
-        : pacing,
-      policy.periodMs
-    )
+    const usual = horizonFor(lessees, pacing, policy.periodMs)
+    return pacing === LOCATION_PACING && this.#book.isScarce(lease)
+      ? Math.min(usual, horizonFor(lessees, SHORT_LOCATION_PACING, policy.periodMs))
+      : usual
   }
 
   #root(root: ObjectNamespace, timeoutMs: number): Upstream {

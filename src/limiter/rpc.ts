@@ -1,6 +1,6 @@
 /**
  * @module limiter/rpc
- * Timeouts, the one retry, and errors of calls to limiter objects.
+ * Timeouts, waits, the one retry, and errors of calls to limiter objects.
  */
 import { LimiterUnavailableError, type UnavailableReason } from '../errors'
 
@@ -48,4 +48,14 @@ function isRetryable(error: unknown): boolean {
 
 function reasonOf(error: unknown): UnavailableReason {
   return (error as { overloaded?: boolean } | null)?.overloaded === true ? 'overloaded' : 'error'
+}
+
+/**
+ * A promise that settles after `ms` (a timer: in a Worker it runs while the request or the
+ * object's call that made it does).
+ *
+ * @param ms - how long
+ */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
 }
