@@ -61,15 +61,31 @@ export class Lessees {
     return reported && reported.sum / reported.count
   }
 
-  #reported(nowMs: number): { sum: number; count: number } | undefined {
+  /**
+   * The demand of the lessees heard from within {@link RATE_TTL_MS}, those that said none yet
+   * counted at the mean of those that did (units per ms), or `undefined` when none did. Just
+   * after a deploy every isolate asks before it measured its demand: summed as 0, they would
+   * have their lessor ask the root for a few units, then for more each time they come back.
+   *
+   * @param nowMs - now
+   */
+  expectedRatePerMs(nowMs: number): number | undefined {
+    const reported = this.#reported(nowMs)
+    return reported && (reported.sum * reported.heard) / reported.count
+  }
+
+  #reported(nowMs: number): { sum: number; count: number; heard: number } | undefined {
     let sum = 0
     let count = 0
-    for (const seen of this.#seen.values())
-      if (nowMs - seen.atMs < RATE_TTL_MS && seen.ratePerMs !== undefined) {
-        sum += seen.ratePerMs
-        count++
-      }
-    return count > 0 ? { sum, count } : undefined
+    let heard = 0
+    for (const seen of this.#seen.values()) {
+      if (nowMs - seen.atMs >= RATE_TTL_MS) continue
+      heard++
+      if (seen.ratePerMs === undefined) continue
+      sum += seen.ratePerMs
+      count++
+    }
+    return count > 0 ? { sum, count, heard } : undefined
   }
 
   /**

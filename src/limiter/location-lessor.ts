@@ -62,7 +62,23 @@ export const LOCATION_QUIET_MS = LOCATION_PACING.maxHorizonMs + QUIET_MS
  * the requests that wait for them wait that much longer, once. A location's object that starts
  * alone (a key's first request there, from an isolate running for a while) asks at once.
  */
-export const OPENING_SPREAD_MS = 300
+export const OPENING_SPREAD_MS = 500
+
+/**
+ * The least time a call to the root after the opening is given (ms): the opening ends this long
+ * before what its isolate waits, and the call made then has the rest. A root that just started
+ * queues for at most about 100 ms, so that covers a far location's round trip too.
+ */
+const OPENING_ROOT_TIMEOUT_MS = 400
+
+/**
+ * For this long after its opening (ms), a location's object counts its isolates that said no
+ * demand yet at the mean of those that did ({@link Lessees.expectedRatePerMs}): after a deploy
+ * none of them has measured its own, and sized by those that did, each of its first calls to
+ * the root would be a few units, followed by another as soon as they were spent. Later, an
+ * isolate that says none is a new one, or one with a request now and then.
+ */
+const LEARNING_MS = 1_000
 
 /** The share of an isolate's wait a location's object gives its own call to the root. */
 const BUDGET_SHARE = 0.6
@@ -126,14 +142,23 @@ export class LocationLessor {
     this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
     for (const lot of ask.returned ?? []) this.takeBack(root, lease, policy, lot)
     if (ask.spent) this.#book.noteSpent(lease, ask.spent)
-    const ref = { ...lease, policy, ratePerMs: this.#lessees.ratePerMs(nowMs) }
+    const ratePerMs =
+      nowMs < this.#opensAtMs + LEARNING_MS
+        ? this.#lessees.expectedRatePerMs(nowMs)
+        : this.#lessees.ratePerMs(nowMs)
+    const ref = { ...lease, policy, ratePerMs }
     // The root is asked within part of what the isolate waits (a far root's round trip fits),
-    // once this object opened (within the rest of that wait).
+    // once this object opened, with the rest of that wait.
     const budgetMs = ask.budgetMs ?? Infinity
-    const timeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * budgetMs)
+    const fullTimeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * budgetMs)
+    const leastTimeoutMs = Math.min(fullTimeoutMs, OPENING_ROOT_TIMEOUT_MS)
     const openingMs = ask.starting
-      ? Math.max(0, Math.min(this.#opensAtMs - nowMs, budgetMs - timeoutMs - 2 * ANSWER_MARGIN_MS))
+      ? Math.max(
+          0,
+          Math.min(this.#opensAtMs - nowMs, budgetMs - leastTimeoutMs - 2 * ANSWER_MARGIN_MS)
+        )
       : 0
+    const timeoutMs = Math.min(fullTimeoutMs, budgetMs - openingMs - 2 * ANSWER_MARGIN_MS)
     // Just after that time, too, a request without units is answered: denied for now, when the
     // root is slow under load. (Unreachable, the root's call fails first, at its timeout, and the
     // isolate's fail mode applies.)
