@@ -124,6 +124,11 @@ export interface LeaseBookOptions {
   lapsedGatherMs?: number
   /** How long a key goes unused before its units go back ({@link QUIET_MS} by default; ms). */
   quietMs?: number
+  /**
+   * Whether its asks say it is just starting (`LeaseAsk.starting`); by default, while the book
+   * is under {@link STARTING_MS} old.
+   */
+  starting?: (nowMs: number) => boolean
 }
 
 /** A book's record of a key: what it holds, and the lessor it holds it from. */
@@ -177,7 +182,7 @@ export class LeaseBook {
   readonly quietMs: number
   #lastSweepMs = 0
   /** When the book was made (ms): its asks say so in its first moments. */
-  readonly #startedMs: number
+  readonly #starting: (nowMs: number) => boolean
   /** The lease touched last: the last in {@link #leases}' order. */
   #recent: BookLease | undefined
   /**
@@ -196,7 +201,8 @@ export class LeaseBook {
     this.#ownStats = options.stats
     this.id = options.id ?? crypto.randomUUID()
     this.#spread = spreadOf(this.id)
-    this.#startedMs = this.#now()
+    const startedMs = this.#now()
+    this.#starting = options.starting ?? ((nowMs) => nowMs - startedMs < STARTING_MS)
     this.#location = options.location
     this.#scarceForWindow = options.scarceForWindow ?? false
     this.#lapsedGatherMs = options.lapsedGatherMs ?? 0
@@ -773,7 +779,7 @@ export class LeaseBook {
       nextWindowMs: plan.nextWindowMs,
       ...(returned ? { returned } : {}),
       ...(spent ? { spent } : {}),
-      ...(nowMs - this.#startedMs < STARTING_MS ? { starting: true as const } : {}),
+      ...(this.#starting(nowMs) ? { starting: true as const } : {}),
     }
     return lease.to.reserve(lease, policy, ask).then(
       (reservation): Outcome => {

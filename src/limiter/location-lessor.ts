@@ -72,11 +72,12 @@ export const OPENING_SPREAD_MS = 500
 const OPENING_ROOT_TIMEOUT_MS = 400
 
 /**
- * For this long after its opening (ms), a location's object counts its isolates that said no
- * demand yet at the mean of those that did ({@link Lessees.expectedRatePerMs}): after a deploy
- * none of them has measured its own, and sized by those that did, each of its first calls to
- * the root would be a few units, followed by another as soon as they were spent. Later, an
- * isolate that says none is a new one, or one with a request now and then.
+ * For this long after it opened for a deploy (ms), a location's object counts its isolates that
+ * said no demand yet at the mean of those that did ({@link Lessees.expectedRatePerMs}), and
+ * tells the root it is starting (which then grants it more than it asks while the key is
+ * roomy): none of its isolates has measured its demand yet, and sized by those that did, each of
+ * its first calls to the root would be a few units, followed by another as soon as they were
+ * spent. Later, an isolate that says none is a new one, or one with a request now and then.
  */
 const LEARNING_MS = 1_000
 
@@ -94,6 +95,8 @@ export class LocationLessor {
    * ({@link OPENING_SPREAD_MS}).
    */
   readonly #opensAtMs: number
+  /** Until when it is learning its isolates' demand after a deploy ({@link LEARNING_MS}). */
+  #learningUntilMs = 0
   /** Hands back what the location's isolates left unused, while the object holds any. */
   #watch: ReturnType<typeof setTimeout> | undefined
 
@@ -116,6 +119,7 @@ export class LocationLessor {
       scarceForWindow: true,
       lapsedGatherMs: LAPSED_GATHER_MS,
       quietMs: LOCATION_QUIET_MS,
+      starting: (nowMs) => nowMs < this.#learningUntilMs,
       // An object runs on while it has calls in flight: nothing to extend.
       keepAlive: options.keepAlive ?? (() => undefined),
     })
@@ -142,8 +146,11 @@ export class LocationLessor {
     this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
     for (const lot of ask.returned ?? []) this.takeBack(root, lease, policy, lot)
     if (ask.spent) this.#book.noteSpent(lease, ask.spent)
+    // Opened for a deploy: isolates that just started asked before its opening.
+    if (ask.starting && nowMs < this.#opensAtMs)
+      this.#learningUntilMs = this.#opensAtMs + LEARNING_MS
     const ratePerMs =
-      nowMs < this.#opensAtMs + LEARNING_MS
+      nowMs < this.#learningUntilMs
         ? this.#lessees.expectedRatePerMs(nowMs)
         : this.#lessees.ratePerMs(nowMs)
     const ref = { ...lease, policy, ratePerMs }

@@ -16,12 +16,13 @@ import {
 } from '../algorithms'
 import { gateKey } from '../algorithms/gate'
 import { handBackKey } from '../algorithms/refund'
-import { reserveKey, type LeasablePolicy } from '../algorithms/reserve'
+import { isWindowed, reserveKey, type LeasablePolicy } from '../algorithms/reserve'
 import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
 import type { LeaseKey, Lot } from './key-lease'
 import {
+  batchCap,
   horizonFor,
   pacingFor,
   rampShare,
@@ -59,6 +60,30 @@ export interface BatchItem {
 const STATE_KEY = 'state'
 /** Names the key's state for leases: a reset (or an idle delete) starts a new one. */
 const EPOCH_KEY = 'lease-epoch'
+
+/**
+ * A lessee in its first second (after a deploy, every location object, whose isolates have not
+ * measured their demand yet) is granted up to this many times its ask while the key keeps at
+ * least half its room: it learns its demand from isolates that start at none, and its first
+ * asks run short of it, each spent at once and followed by another. After a deploy those calls,
+ * three or four per location in its first second, overflowed the root's queue at demand 0.5
+ * (`npm run simulate:scale -- --demand 0.5`). What a lessee does not spend it hands back. Not
+ * for a bucket: the tokens the tiers hold count as taken from its burst until reported spent.
+ */
+const STARTING_GRANT = 2
+
+/** The ask to reserve: a starting lessee's grown by {@link STARTING_GRANT} while the key is roomy. */
+function startingAsk(
+  current: KeyState | undefined,
+  policy: LeasablePolicy,
+  nowMs: number,
+  ask: LesseeAsk
+): LesseeAsk {
+  if (!ask.starting || ask.units === 0 || !isWindowed(policy)) return ask
+  const units = Math.min(batchCap(policy), STARTING_GRANT * ask.units)
+  const { decision } = reserveKey(current, policy, nowMs, { units: 0, minUnits: 0 })
+  return 2 * (decision.remaining - units) >= decision.limit ? { ...ask, units } : ask
+}
 
 /**
  * One instance per limit key (rule id + key values). Reads its state synchronously, runs the
@@ -159,7 +184,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
         ? stepShare(policy, ask.ratePerMs, this.#lessees.ratePerMs(nowMs))
         : undefined
     const shared = {
-      ...ask,
+      ...startingAsk(current, policy, nowMs, ask),
       ...(rampUnits === undefined ? {} : { rampUnits }),
       ...(laterPerStep === undefined ? {} : { laterPerStep }),
     }

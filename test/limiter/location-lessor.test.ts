@@ -235,7 +235,9 @@ describe("a location's object", () => {
       await settle(clock)
       expect((await answers).map((answer) => answer.granted)).toEqual([3, 3, 3])
       // One call for the three (each wants 3), sent at its point: 1 ms in, opening, 1 ms out.
-      expect(rootCalls).toHaveLength(1)
+      // (Later, it hands back what the root granted beyond that: a deploy's first grants are
+      // larger than asked.)
+      expect(rootCalls.filter((atMs) => atMs < T0 + 1_000)).toHaveLength(1)
       expect(rootCalls[0]).toBeGreaterThanOrEqual(T0 + 1 + openingMs + 1)
       expect(rootCalls[0]).toBeLessThan(T0 + 1 + openingMs + 1 + 1)
       // A key's first request from an isolate running for a while: the root is asked at once.

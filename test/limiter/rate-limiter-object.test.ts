@@ -206,6 +206,35 @@ describe('RateLimiterObject', () => {
     }
   )
 
+  it('as a root, grants a lessee in its first second twice its ask while the key keeps half its room', async () => {
+    const policy: LeasablePolicy = { ...hourly, limit: 10_000 }
+    const stub = env.LIMITER.getByName('root-starting')
+    const ask = (units: number, starting?: true) =>
+      stub.reserve(policy, {
+        lessee: 'location-a',
+        units,
+        minUnits: 1,
+        ...(starting ? { starting } : {}),
+      })
+    expect((await ask(100, true)).granted).toBe(200)
+    // Not once it has started.
+    expect((await ask(4_600)).granted).toBe(4_600)
+    // 5,200 left: twice 100 leaves half.
+    expect((await ask(100, true)).granted).toBe(200)
+    // 5,000 left: twice 100 would leave less than half, so the ask as it is.
+    expect((await ask(100, true)).granted).toBe(100)
+    // A bucket's held tokens are taken from its burst: no more than asked.
+    const tokens: LeasablePolicy = { ...bucket, limit: 1_000, burst: 1_000 }
+    const root = env.LIMITER.getByName('root-starting-bucket')
+    const first = await root.reserve(tokens, {
+      lessee: 'location-a',
+      units: 10,
+      minUnits: 1,
+      starting: true,
+    })
+    expect(first.granted).toBe(10)
+  })
+
   it('as a root short of room, answers an ask ahead with the next window’s ramp, in its epoch', async () => {
     const MINUTE = 60_000
     const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000, periodMs: MINUTE }
