@@ -181,7 +181,7 @@ export class LeaseBook {
   /** How long a key goes unused before its units go back (ms). */
   readonly quietMs: number
   #lastSweepMs = 0
-  /** When the book was made (ms): its asks say so in its first moments. */
+  /** Whether its asks say it is just starting ({@link LeaseBookOptions.starting}). */
   readonly #starting: (nowMs: number) => boolean
   /** The lease touched last: the last in {@link #leases}' order. */
   #recent: BookLease | undefined

@@ -62,10 +62,10 @@ const STATE_KEY = 'state'
 const EPOCH_KEY = 'lease-epoch'
 
 /**
- * A lessee in its first second (after a deploy, every location object, whose isolates have not
- * measured their demand yet) is granted up to this many times its ask while the key keeps at
- * least half its room: it learns its demand from isolates that start at none, and its first
- * asks run short of it, each spent at once and followed by another. After a deploy those calls,
+ * A starting lessee (a location's object in the second after it opened for a deploy, whose
+ * isolates have not measured their demand yet) is granted up to this many times its ask while
+ * the key keeps at least half its room: it learns its demand from isolates that start at none,
+ * and its first asks run short of it, each spent at once and followed by another. After a deploy those calls,
  * three or four per location in its first second, overflowed the root's queue at demand 0.5
  * (`npm run simulate:scale -- --demand 0.5`). What a lessee does not spend it hands back. Not
  * for a bucket: the tokens the tiers hold count as taken from its burst until reported spent.

@@ -49,8 +49,9 @@ export interface LeaseAsk extends ReserveAsk {
    */
   ratePerMs?: number
   /**
-   * The lessee is in its first moments ({@link STARTING_MS}): a new isolate, as every isolate
-   * is just after a deploy.
+   * The lessee is in its first moments: a new isolate ({@link STARTING_MS}), as every isolate
+   * is just after a deploy; or a location's object that opened for a deploy, in the second
+   * after (`location-lessor.ts`).
    */
   starting?: true
 }
