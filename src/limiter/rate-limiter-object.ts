@@ -81,7 +81,8 @@ function startingAsk(
 ): LesseeAsk {
   if (!ask.starting || ask.units === 0 || !isWindowed(policy)) return ask
   const units = Math.min(batchCap(policy), STARTING_GRANT * ask.units)
-  const { decision } = reserveKey(current, policy, nowMs, { units: 0, minUnits: 0 })
+  // A look at the room, as `reserveKey` takes one: a charge of nothing.
+  const { decision } = chargeKey(current, policy, nowMs, 0)
   return 2 * (decision.remaining - units) >= decision.limit ? { ...ask, units } : ask
 }
 
