@@ -16,13 +16,7 @@
  * is early denials: units held elsewhere, at most what the lessees of a tier demand over their
  * horizon.
  */
-import {
-  bucketHoldMs,
-  isLeasable,
-  isWindowed,
-  windowOf,
-  type LeasablePolicy,
-} from '../algorithms/reserve'
+import { isLeasable, type LeasablePolicy } from '../algorithms/reserve'
 import type { Decision } from '../types'
 import type { ChargeCall, ChargeResult } from './charge-call'
 import {
@@ -44,18 +38,24 @@ import {
   type Outcome,
   type Pending,
 } from './key-lease'
+import { HandBack } from './hand-back'
 import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
 import {
-  asksOnDemand,
   DEFAULT_HORIZON_MS,
   planStableUntilMs,
   refillPlan,
   samePolicy,
-  scarceWaitMs,
   spreadOf,
-  type LesseeState,
   type RefillPlan,
 } from './lease-sizing'
+import {
+  lesseeState,
+  paceByAnswer,
+  quietDecision,
+  snapshotOf,
+  spreadWindowStart,
+  type Pacing,
+} from './lessor-word'
 import type { ObjectNamespace } from './object-name'
 import { STARTING_MS, type Reservation } from './reservation'
 import { delay, unavailableOf, withTimeout } from './rpc'
@@ -65,38 +65,6 @@ import { clientStats, type ClientStats } from './stats'
 export const QUIET_MS = 1_000
 /** Keys a book keeps, least recently used dropped first (their units handed back). */
 const MAX_KEYS = 10_000
-/**
- * Until when a key found scarce at `nowMs` stays so: for a book whose lessor is the root, two
- * horizons past the window's end (a full window's room comes back only as the window slides on,
- * and the pace carries over its end, where every lessee's units lapse at once); else two
- * horizons (an isolate's lessor, its location, is short of units only until its own next grant).
- */
-function scarceUntil(
-  policy: LeasablePolicy,
-  nowMs: number,
-  horizonMs: number,
-  forWindow: boolean
-): number {
-  return forWindow && isWindowed(policy)
-    ? windowOf(policy, nowMs) + policy.periodMs + 2 * horizonMs
-    : nowMs + 2 * horizonMs
-}
-
-/**
- * Until when an isolate keeps its location's word that the root is short: a window's rest (see
- * {@link scarceUntil}); for a bucket, which has no window and stays empty while demand exceeds
- * its rate, as long as its tokens may be held (for two horizons only, an isolate whose tokens
- * outlast them would wait for the next rather than deny).
- */
-function rootShortUntil(policy: LeasablePolicy, nowMs: number, horizonMs: number): number {
-  return isWindowed(policy)
-    ? scarceUntil(policy, nowMs, horizonMs, true)
-    : nowMs + Math.max(2 * horizonMs, bucketHoldMs(policy))
-}
-
-/** At most how far into a window a root's lessee whose units lapsed at its start asks (ms). */
-const WINDOW_START_SPREAD_MS = 500
-
 /** The least a lessee waits before asking an overloaded lessor again (ms). */
 const OVERLOAD_QUIET_MS = 500
 
@@ -168,16 +136,11 @@ export class LeaseBook {
   readonly id: string
   readonly #leases = new Map<string, BookLease>()
   readonly #now: () => number
-  readonly #keepAlive: (promise: Promise<unknown>) => void
   readonly #ownStats: ClientStats | undefined
-  readonly #background = new Set<Promise<unknown>>()
+  readonly #handBack: HandBack
   #location: string | undefined
-  readonly #scarceForWindow: boolean
-  readonly #lapsedGatherMs: number
-  /** Keys with lapsed units to hand back when the gathering ends. */
-  readonly #lapsedDue = new Set<BookLease>()
-  /** Where in a horizon this book asks for the next window's units on its own. */
-  readonly #spread: number
+  /** Where in a horizon this book asks on its own, and how long a scarce key stays so. */
+  readonly #pacing: Pacing
   /** How long a key goes unused before its units go back (ms). */
   readonly quietMs: number
   #lastSweepMs = 0
@@ -197,15 +160,19 @@ export class LeaseBook {
   /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
     this.#now = options.now ?? wallClock
-    this.#keepAlive = options.keepAlive ?? keepAliveInRequest
     this.#ownStats = options.stats
     this.id = options.id ?? crypto.randomUUID()
-    this.#spread = spreadOf(this.id)
+    this.#pacing = {
+      spread: spreadOf(this.id),
+      scarceForWindow: options.scarceForWindow ?? false,
+    }
     const startedMs = this.#now()
     this.#starting = options.starting ?? ((nowMs) => nowMs - startedMs < STARTING_MS)
     this.#location = options.location
-    this.#scarceForWindow = options.scarceForWindow ?? false
-    this.#lapsedGatherMs = options.lapsedGatherMs ?? 0
+    this.#handBack = new HandBack(
+      options.keepAlive ?? keepAliveInRequest,
+      options.lapsedGatherMs ?? 0
+    )
     this.quietMs = options.quietMs ?? QUIET_MS
   }
 
@@ -320,11 +287,11 @@ export class LeaseBook {
       const shortHere = lease.shortWaitMs !== undefined
       if ((shortHere || nowMs < (lease.rootShortUntilMs ?? 0)) && !waited && min > 0) {
         if (!lease.pending || stale)
-          this.#inBackground(
+          this.#handBack.run(
             this.#reserve(lease, nowMs, max - held.now, shortHere ? 0 : min).promise
           )
         lease.demandSinceReserve += max
-        return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
+        return { granted: 0, decision: quietDecision(lease, nowMs), waited }
       }
       const pending =
         lease.pending && !stale
@@ -346,7 +313,7 @@ export class LeaseBook {
       lease.waitingExtra -= max - min
       if (outcome === undefined) {
         lease.demandSinceReserve += max
-        return { granted: 0, decision: this.#quiet(lease, this.#now()), waited }
+        return { granted: 0, decision: quietDecision(lease, this.#now()), waited }
       }
       if (!outcome.ok) {
         if (outcome.error.reason !== 'overloaded') throw outcome.error
@@ -355,7 +322,7 @@ export class LeaseBook {
         const nowMs = this.#now()
         lease.quietUntilMs = nowMs + Math.max(lease.horizonMs, OVERLOAD_QUIET_MS)
         lease.demandSinceReserve += max
-        return { granted: 0, decision: this.#quiet(lease, nowMs), waited }
+        return { granted: 0, decision: quietDecision(lease, nowMs), waited }
       }
       const { granted, decision } = outcome.reservation
       const own = min > 0 ? this.#takeOwn(lease, outcome.reservation, sinceMs, min, max) : undefined
@@ -367,7 +334,7 @@ export class LeaseBook {
       }
       if (granted === 0 && outcome.reservation.scarce && pending.minUnits === 0) {
         lease.demandSinceReserve += max
-        return { granted: 0, decision: this.#quiet(lease, this.#now()), waited }
+        return { granted: 0, decision: quietDecision(lease, this.#now()), waited }
       }
     }
   }
@@ -405,26 +372,14 @@ export class LeaseBook {
   }
 
   /**
-   * A root's lessee whose units of the window just ended lapsed at its start (and that holds
-   * none for the new one) asks at its own point of the window's first moments, not at once:
-   * every location's units lapse at the same instant, and hundreds of asks within milliseconds
-   * overflow the root's queue.
-   */
-  #spreadWindowStart(lease: BookLease, nowMs: number): void {
-    const startMs = windowOf(lease.policy, nowMs)
-    if (!lease.lapsed?.some((lot) => lot.validUntilMs === startMs)) return
-    const spreadMs = Math.min(WINDOW_START_SPREAD_MS, lease.horizonMs / 2)
-    lease.quietUntilMs = Math.max(lease.quietUntilMs, startMs + this.#spread * spreadMs)
-  }
-
-  /**
    * What a take gives without awaiting anything: units when what is held covers `min`, a
    * denial while the lessor's word that the key is scarce holds; `undefined` when a
    * reservation must be awaited.
    */
   #takeNow(lease: BookLease, min: number, max: number, nowMs: number): Take | undefined {
     const held = this.#held(lease, nowMs)
-    if (held.now < min && this.#scarceForWindow) this.#spreadWindowStart(lease, nowMs)
+    if (held.now < min && this.#pacing.scarceForWindow)
+      spreadWindowStart(lease, nowMs, this.#pacing.spread)
     if (held.now >= min) {
       const units = Math.min(max, held.now)
       lease.demandSinceReserve += max
@@ -433,14 +388,14 @@ export class LeaseBook {
       const heldBefore = held.now
       held.now -= units
       this.#refillAhead(lease, nowMs, held)
-      if (!lot?.units) return { granted: 0, decision: this.#snapshot(lease, nowMs), waited: false }
-      const decision = allowedFrom(this.#snapshot(lease, nowMs), heldBefore - lot.units)
+      if (!lot?.units) return { granted: 0, decision: snapshotOf(lease, nowMs), waited: false }
+      const decision = allowedFrom(snapshotOf(lease, nowMs), heldBefore - lot.units)
       return { granted: lot.units, lot, decision, waited: false, decidedAtMs: undefined }
     }
     // The lessor said the key is scarce: no more asks until its horizon has passed.
     if (!lease.pending && nowMs < lease.quietUntilMs) {
       lease.demandSinceReserve += max
-      return { granted: 0, decision: this.#quiet(lease, nowMs), waited: false }
+      return { granted: 0, decision: quietDecision(lease, nowMs), waited: false }
     }
     return undefined
   }
@@ -556,7 +511,7 @@ export class LeaseBook {
     else if (lease.policy.algorithm === 'sliding-window') {
       // Lapsed at a window's end: gathered with this book's own, and handed on together.
       addLapsed(lease, lot)
-      this.#returnLapsed(lease)
+      this.#handBack.lapsed(lease)
     } else return false
     return true
   }
@@ -598,7 +553,7 @@ export class LeaseBook {
     const lease = this.#leases.get(id)
     if (!lease) return
     this.#drop(id)
-    this.#giveBack(lease, this.#now())
+    this.#handBack.all(lease, this.#now())
   }
 
   /**
@@ -621,13 +576,13 @@ export class LeaseBook {
   async flush(): Promise<void> {
     await this.settled()
     const nowMs = this.#now()
-    for (const lease of this.#leases.values()) this.#giveBack(lease, nowMs)
+    for (const lease of this.#leases.values()) this.#handBack.all(lease, nowMs)
     await this.settled()
   }
 
   /** Waits for every background call (refills, refunds) started so far. */
   async settled(): Promise<void> {
-    while (this.#background.size > 0) await Promise.allSettled([...this.#background])
+    await this.#handBack.settled()
   }
 
   /** The lessor of this isolate: its location's object. */
@@ -672,7 +627,7 @@ export class LeaseBook {
     let lease = this.#leases.get(id)
     if (lease) this.#leases.delete(id)
     if (lease && !samePolicy(lease.policy, ref.policy)) {
-      this.#giveBack(lease, nowMs)
+      this.#handBack.all(lease, nowMs)
       lease = undefined
     }
     lease ??= {
@@ -716,7 +671,7 @@ export class LeaseBook {
     if (this.#leases.size > MAX_KEYS) {
       const [oldestId, oldest] = this.#leases.entries().next().value!
       this.#drop(oldestId)
-      this.#giveBack(oldest, nowMs)
+      this.#handBack.all(oldest, nowMs)
     }
     return lease
   }
@@ -769,7 +724,7 @@ export class LeaseBook {
     lease.lapsed = undefined
     const spent = lease.spent
     lease.spent = undefined
-    this.#lapsedDue.delete(lease)
+    this.#handBack.sentWithAsk(lease)
     const ratePerMs = lease.rate ?? lease.provisionalRate
     const ask = {
       units,
@@ -804,28 +759,9 @@ export class LeaseBook {
     lease.shortWaitMs = undefined
     for (const lot of lotsOf(reservation)) addLot(lease, lot)
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
-    if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease) this.#giveBack(lease, nowMs)
-    if (asksOnDemand(demandOf(lease), reservation.horizonMs)) return
-    lease.shortWaitMs = reservation.scarce ? reservation.refillInMs : undefined
-    // As the location's own word: at saturation the next window begins short too, when every
-    // isolate's units have just lapsed.
-    if (reservation.rootShort)
-      lease.rootShortUntilMs = rootShortUntil(lease.policy, nowMs, reservation.horizonMs)
-    // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
-    // per horizon, for what it spends until its next ask, whatever each answer says. The room
-    // that keeps coming in is still there to collect, at the pace the lessor set.
-    if (reservation.refillInMs !== undefined) {
-      // A lessor that is itself short until its own next ask: come back then.
-      if (reservation.scarce) lease.quietUntilMs = nowMs + reservation.refillInMs
-    } else if (reservation.scarce)
-      lease.scarceUntilMs = scarceUntil(
-        lease.policy,
-        nowMs,
-        reservation.horizonMs,
-        this.#scarceForWindow
-      )
-    if (nowMs < lease.scarceUntilMs && reservation.refillInMs === undefined)
-      lease.quietUntilMs = nowMs + scarceWaitMs(reservation.horizonMs, this.#spread)
+    if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease)
+      this.#handBack.all(lease, nowMs)
+    paceByAnswer(lease, reservation, nowMs, this.#pacing)
   }
 
   /**
@@ -844,7 +780,7 @@ export class LeaseBook {
     const excess = held.now - plan.keepAtMost
     if (excess > 0 && plan.batch > 0) {
       const lot = takeUnits(lease, excess, nowMs)
-      this.#inBackground(lease.to.refund(lease, policy, lot))
+      this.#handBack.run(lease.to.refund(lease, policy, lot))
       return
     }
     if (plan.batch + plan.nextBatch === 0 || nowMs < lease.quietUntilMs) return
@@ -853,13 +789,13 @@ export class LeaseBook {
     const aheadMissing =
       plan.aheadDue && nowMs >= lease.aheadRefusedUntilMs && held.later < plan.nextBatch / 2
     if (!low && !aheadMissing) return
-    this.#inBackground(this.#reserve(lease, nowMs, 0, 0).promise)
+    this.#handBack.run(this.#reserve(lease, nowMs, 0, 0).promise)
   }
 
   /** The key's refill plan: the last one while it holds, else a new one. */
   #planOf(lease: BookLease, nowMs: number): RefillPlan {
     if (lease.plan && nowMs < lease.planUntilMs!) return lease.plan
-    const lessee = this.#lessee(lease)
+    const lessee = lesseeState(lease, this.#pacing.spread, this.#now())
     const plan = refillPlan(lease.policy, lessee, nowMs)
     // A scarce key's plan changes when its scarcity ends.
     const scarceEndMs = nowMs < lease.scarceUntilMs ? lease.scarceUntilMs : Infinity
@@ -868,77 +804,11 @@ export class LeaseBook {
     return plan
   }
 
-  /** What sizes the key's refills. */
-  #lessee(lease: KeyLease): LesseeState {
-    return {
-      ratePerMs: demandOf(lease),
-      horizonMs: lease.horizonMs,
-      roundTripMs: lease.roundTripMs,
-      spread: this.#spread,
-      scarce: lease.shortWaitMs !== undefined || this.#now() < lease.scarceUntilMs,
-      ...(lease.shortWaitMs !== undefined ? { waitMs: lease.shortWaitMs } : {}),
-    }
-  }
-
-  /** A denial while the lessor's word that the key is scarce holds. */
-  #quiet(lease: KeyLease, nowMs: number): Decision {
-    const snapshot = this.#snapshot(lease, nowMs)
-    return {
-      ...snapshot,
-      allowed: false,
-      remaining: 0,
-      retryAfterMs: Math.max(1, lease.quietUntilMs - nowMs, snapshot.retryAfterMs),
-    }
-  }
-
-  /** The lessor's last decision, or an empty one before the first. */
-  #snapshot(lease: KeyLease, nowMs: number): Decision {
-    return (
-      lease.snapshot ?? {
-        allowed: true,
-        limit: lease.policy.limit,
-        remaining: 0,
-        resetAtMs: nowMs,
-        retryAfterMs: 0,
-      }
-    )
-  }
-
-  /** Hands the lots' units back in the background while they can still be spent. */
-  #giveBack(lease: BookLease, nowMs: number): void {
-    heldNow(lease, nowMs)
-    const lots = [...lease.lots, ...(lease.lapsed ?? [])]
-    lease.lots = []
-    lease.lapsed = undefined
-    this.#lapsedDue.delete(lease)
-    const to = lease.to
-    for (const lot of lots)
-      if (lot.units > 0) this.#inBackground(to.refund(lease, lease.policy, lot))
-  }
-
   /** What a key holds now and for later; what lapsed unspent goes back. */
   #held(lease: BookLease, nowMs: number): Held {
     const held = heldNow(lease, nowMs)
-    if (lease.lapsed) this.#returnLapsed(lease)
+    if (lease.lapsed) this.#handBack.lapsed(lease)
     return held
-  }
-
-  /** Hands lapsed units back: now, or once this book's gathering ends. */
-  #returnLapsed(lease: BookLease): void {
-    if (this.#lapsedGatherMs <= 0) return this.#sendLapsed(lease)
-    if (this.#lapsedDue.size === 0)
-      setTimeout(() => {
-        const due = [...this.#lapsedDue]
-        this.#lapsedDue.clear()
-        for (const each of due) this.#sendLapsed(each)
-      }, this.#lapsedGatherMs)
-    this.#lapsedDue.add(lease)
-  }
-
-  #sendLapsed(lease: BookLease): void {
-    const lapsed = lease.lapsed ?? []
-    lease.lapsed = undefined
-    for (const lot of lapsed) this.#inBackground(lease.to.refund(lease, lease.policy, lot))
   }
 
   /** At most once per quiet time: hands back the units of keys that went quiet. */
@@ -952,7 +822,7 @@ export class LeaseBook {
       // lessor's word that the key is short, and come back when that window begins.
       const held = heldNow(lease, nowMs)
       if (held.soon + held.later > 0) continue
-      this.#giveBack(lease, nowMs)
+      this.#handBack.all(lease, nowMs)
       this.#drop(id)
     }
   }
@@ -962,17 +832,6 @@ export class LeaseBook {
     if (this.#leases.get(id) === this.#recent) this.#recent = undefined
     this.#leases.delete(id)
   }
-
-  #inBackground(promise: Promise<unknown>): void {
-    this.#background.add(promise)
-    void promise.finally(() => this.#background.delete(promise))
-    this.#keepAlive(promise)
-  }
-}
-
-/** The key's demand here (units per ms): what its lessees report, else what it measured. */
-function demandOf(lease: KeyLease): number {
-  return lease.reportedRate ?? lease.rate ?? lease.provisionalRate ?? 0
 }
 
 /** What a promise settles to within `ms`, or `undefined` if it takes longer. */

@@ -1,0 +1,167 @@
+/**
+ * @module limiter/lessor-word
+ * What a lessee makes of its lessor's answers without a call: how long a key stays scarce or
+ * short, when the lessee may ask again, and the decision it gives while it waits. Pure: a
+ * lease and the time in, the lease's pacing out.
+ */
+import { bucketHoldMs, isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
+import type { Decision } from '../types'
+import type { KeyLease } from './key-lease'
+import { asksOnDemand, scarceWaitMs, type LesseeState } from './lease-sizing'
+import type { Reservation } from './reservation'
+
+/** At most how far into a window a root's lessee whose units lapsed at its start asks (ms). */
+const WINDOW_START_SPREAD_MS = 500
+
+/** How a book paces its asks. */
+export interface Pacing {
+  /** Where in a horizon it asks on its own, in `[0, 1)` (see `spreadOf`). */
+  spread: number
+  /** A key its lessor found scarce stays so for the rest of its window (a root's lessee). */
+  scarceForWindow: boolean
+}
+
+/**
+ * Until when a key found scarce at `nowMs` stays so: for a book whose lessor is the root, two
+ * horizons past the window's end (a full window's room comes back only as the window slides on,
+ * and the pace carries over its end, where every lessee's units lapse at once); else two
+ * horizons (an isolate's lessor, its location, is short of units only until its own next grant).
+ */
+function scarceUntil(
+  policy: LeasablePolicy,
+  nowMs: number,
+  horizonMs: number,
+  forWindow: boolean
+): number {
+  return forWindow && isWindowed(policy)
+    ? windowOf(policy, nowMs) + policy.periodMs + 2 * horizonMs
+    : nowMs + 2 * horizonMs
+}
+
+/**
+ * Until when an isolate keeps its location's word that the root is short: a window's rest (see
+ * {@link scarceUntil}); for a bucket, which has no window and stays empty while demand exceeds
+ * its rate, as long as its tokens may be held (for two horizons only, an isolate whose tokens
+ * outlast them would wait for the next rather than deny).
+ */
+function rootShortUntil(policy: LeasablePolicy, nowMs: number, horizonMs: number): number {
+  return isWindowed(policy)
+    ? scarceUntil(policy, nowMs, horizonMs, true)
+    : nowMs + Math.max(2 * horizonMs, bucketHoldMs(policy))
+}
+
+/**
+ * The key's demand here (units per ms): what its lessees report, else what it measured.
+ *
+ * @param lease - the key's lease
+ */
+export function demandOf(lease: KeyLease): number {
+  return lease.reportedRate ?? lease.rate ?? lease.provisionalRate ?? 0
+}
+
+/**
+ * What sizes the key's refills.
+ *
+ * @param lease - the key's lease
+ * @param spread - the book's point in a horizon
+ * @param nowMs - the time
+ */
+export function lesseeState(lease: KeyLease, spread: number, nowMs: number): LesseeState {
+  return {
+    ratePerMs: demandOf(lease),
+    horizonMs: lease.horizonMs,
+    roundTripMs: lease.roundTripMs,
+    spread,
+    scarce: lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs,
+    ...(lease.shortWaitMs !== undefined ? { waitMs: lease.shortWaitMs } : {}),
+  }
+}
+
+/**
+ * The lessor's last decision, or an empty one before the first.
+ *
+ * @param lease - the key's lease
+ * @param nowMs - the time
+ */
+export function snapshotOf(lease: KeyLease, nowMs: number): Decision {
+  return (
+    lease.snapshot ?? {
+      allowed: true,
+      limit: lease.policy.limit,
+      remaining: 0,
+      resetAtMs: nowMs,
+      retryAfterMs: 0,
+    }
+  )
+}
+
+/**
+ * A denial while the lessor's word that the key is scarce holds.
+ *
+ * @param lease - the key's lease
+ * @param nowMs - the time
+ */
+export function quietDecision(lease: KeyLease, nowMs: number): Decision {
+  const snapshot = snapshotOf(lease, nowMs)
+  return {
+    ...snapshot,
+    allowed: false,
+    remaining: 0,
+    retryAfterMs: Math.max(1, lease.quietUntilMs - nowMs, snapshot.retryAfterMs),
+  }
+}
+
+/**
+ * A root's lessee whose units of the window just ended lapsed at its start (and that holds
+ * none for the new one) asks at its own point of the window's first moments, not at once:
+ * every location's units lapse at the same instant, and hundreds of asks within milliseconds
+ * overflow the root's queue.
+ *
+ * @param lease - the key's lease
+ * @param nowMs - the time
+ * @param spread - the book's point in a horizon
+ */
+export function spreadWindowStart(lease: KeyLease, nowMs: number, spread: number): void {
+  const startMs = windowOf(lease.policy, nowMs)
+  if (!lease.lapsed?.some((lot) => lot.validUntilMs === startMs)) return
+  const spreadMs = Math.min(WINDOW_START_SPREAD_MS, lease.horizonMs / 2)
+  lease.quietUntilMs = Math.max(lease.quietUntilMs, startMs + spread * spreadMs)
+}
+
+/**
+ * Paces the key by its lessor's answer: how long it is short or scarce, and when to ask again.
+ * A key slow enough to ask per request keeps no pace.
+ *
+ * @param lease - the key's lease, the answer's lots already added
+ * @param reservation - the lessor's answer
+ * @param nowMs - when it landed
+ * @param pacing - the book's
+ */
+export function paceByAnswer(
+  lease: KeyLease,
+  reservation: Reservation,
+  nowMs: number,
+  pacing: Pacing
+): void {
+  if (asksOnDemand(demandOf(lease), reservation.horizonMs)) return
+  lease.shortWaitMs = reservation.scarce ? reservation.refillInMs : undefined
+  // As the location's own word: at saturation the next window begins short too, when every
+  // isolate's units have just lapsed.
+  if (reservation.rootShort)
+    lease.rootShortUntilMs = rootShortUntil(lease.policy, nowMs, reservation.horizonMs)
+  // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
+  // per horizon, for what it spends until its next ask, whatever each answer says. The room
+  // that keeps coming in is still there to collect, at the pace the lessor set.
+  if (reservation.refillInMs !== undefined) {
+    // A lessor that is itself short until its own next ask: come back then.
+    if (reservation.scarce) lease.quietUntilMs = nowMs + reservation.refillInMs
+  } else if (reservation.scarce)
+    lease.scarceUntilMs = scarceUntil(
+      lease.policy,
+      nowMs,
+      reservation.horizonMs,
+      pacing.scarceForWindow
+    )
+  if (nowMs < lease.scarceUntilMs && reservation.refillInMs === undefined)
+    lease.quietUntilMs = nowMs + scarceWaitMs(reservation.horizonMs, pacing.spread)
+}
