@@ -274,6 +274,7 @@ export class LeaseBook {
     const sinceMs = this.#now()
     this.#sweep(sinceMs)
     let waited = false
+    let sendAt = sendAtMs
     for (;;) {
       const nowMs = this.#now()
       const lease = this.#touch(to, ref, nowMs)
@@ -303,7 +304,7 @@ export class LeaseBook {
               nowMs,
               max - held.now + lease.waiting + lease.waitingExtra,
               min - held.now,
-              sendAtMs
+              sendAt
             )
       waited = true
       lease.waiting += min
@@ -324,9 +325,14 @@ export class LeaseBook {
         lease.demandSinceReserve += max
         return { granted: 0, decision: quietDecision(lease, nowMs), waited }
       }
-      const { granted, decision } = outcome.reservation
+      const { granted, decision, opensInMs } = outcome.reservation
       const own = min > 0 ? this.#takeOwn(lease, outcome.reservation, sinceMs, min, max) : undefined
       if (own) return own
+      // Its lessor opens later (a deploy): asked again then, for what is waiting by then.
+      if (granted === 0 && opensInMs !== undefined && sendAt === sendAtMs) {
+        sendAt = this.#now() + opensInMs
+        continue
+      }
       // Denied for a cost no greater than this one: so is this request.
       if (granted === 0 && pending.minUnits > 0 && pending.minUnits <= min) {
         lease.demandSinceReserve += max
@@ -687,6 +693,8 @@ export class LeaseBook {
     if (sendAtMs > nowMs) {
       // Made when sent: the takers waiting then (this one among them) want their share of it.
       promise = delay(sendAtMs - nowMs).then(() => {
+        // The requests that came meanwhile are the demand this ask is sized by.
+        measureRate(lease, this.#now())
         const waited = lease.waiting + lease.waitingExtra - this.#held(lease, this.#now()).now
         return this.#ask(lease, Math.max(demand, waited), need)
       })

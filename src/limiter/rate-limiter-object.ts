@@ -62,15 +62,17 @@ const STATE_KEY = 'state'
 const EPOCH_KEY = 'lease-epoch'
 
 /**
- * A starting lessee (a location's object in the second after it opened for a deploy, whose
- * isolates have not measured their demand yet) is granted up to this many times its ask while
- * the key keeps at least half its room: it learns its demand from isolates that start at none,
- * and its first asks run short of it, each spent at once and followed by another. After a deploy those calls,
- * three or four per location in its first second, overflowed the root's queue at demand 0.5
- * (`npm run simulate:scale -- --demand 0.5`). What a lessee does not spend it hands back. Not
- * for a bucket: the tokens the tiers hold count as taken from its burst until reported spent.
+ * A starting lessee (a location's object in the second after it opened for a deploy) is
+ * granted up to this many times its ask while the key keeps at least half its room. Its first
+ * ask is sized before it has heard the root's horizon: by the default (250 ms), where the root
+ * gives a roomy key's lessees a second. Granted only its ask, it called again as soon as its
+ * isolates took their next batches: two or three calls per location in a deploy's first second
+ * (at S 1.1, 626 calls then with twice the ask, 367 with four times it: `npm run
+ * simulate:scale -- --demand 1.1 --seconds 20 --warmup 0`). What a lessee does not spend it
+ * hands back. Not for a bucket: the tokens the tiers hold count as taken from its burst until
+ * reported spent.
  */
-const STARTING_GRANT = 2
+const STARTING_GRANT = 4
 
 /** The ask to reserve: a starting lessee's grown by {@link STARTING_GRANT} while the key is roomy. */
 function startingAsk(

@@ -113,6 +113,13 @@ export interface Reservation {
    * exceeds the room, and the units it would wait for serve the requests after it.
    */
   rootShort?: boolean
+  /**
+   * From a location's object that opens later (just started, after a deploy): nothing granted;
+   * ask again this long from now (ms), for every request waiting by then. An isolate that just
+   * started has measured no demand when it first asks, so that ask alone would size the
+   * object's first call to the root at a request or so.
+   */
+  opensInMs?: number
 }
 
 /**

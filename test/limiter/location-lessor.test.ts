@@ -3,7 +3,7 @@ import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { locationName } from '../../src/limiter/lease-calls'
-import { OPENING_SPREAD_MS } from '../../src/limiter/location-lessor'
+import { GATHER_MS, OPENING_SPREAD_MS } from '../../src/limiter/location-lessor'
 import { SimNamespace } from '../../tools/scale/namespace'
 import type { ServerObserver } from '../../tools/scale/object-server'
 import { VirtualClock } from '../../tools/scale/virtual-time'
@@ -191,7 +191,7 @@ describe("a location's object", () => {
     expect(reserve.mock.calls[1]![1].units).toBeGreaterThanOrEqual(100)
   })
 
-  it('just started and asked by isolates that just started (a deploy), calls the root at its own point of its first moments, once for all of them', async () => {
+  it('just started and asked by isolates that just started (a deploy), tells them to ask again at its own point of its first moments, then calls the root once for all of them', async () => {
     // In the scale simulator's virtual time (the same classes; its timers wait for nothing).
     const T0 = 1_800_000_000_000
     const clock = new VirtualClock(T0)
@@ -229,17 +229,29 @@ describe("a location's object", () => {
           ...(starting ? { starting } : {}),
         })
       const location = locationName(key, 'colo')
-      const answers = Promise.all(
-        ['isolate-1', 'isolate-2', 'isolate-3'].map((id) => ask(location, id, true))
+      const isolates = ['isolate-1', 'isolate-2', 'isolate-3']
+      // Told at once to ask again at its opening: none of them has measured its demand yet.
+      const told = Promise.all(isolates.map((id) => ask(location, id, true)))
+      await settle(clock)
+      for (const { granted, opensInMs } of await told) {
+        expect(granted).toBe(0)
+        // Its opening, from when the object (serving a call a millisecond) answered each.
+        expect(opensInMs).toBeGreaterThan(openingMs - 4)
+        expect(opensInMs).toBeLessThan(openingMs + 0.01)
+      }
+      expect(rootCalls).toEqual([])
+      // Asked again then (each wants 3): one call for the three, once the asks made at the
+      // opening are gathered (1 ms in, the opening, the gathering, 1 ms out).
+      const answers = new Promise((resolve) => setTimeout(resolve, openingMs + 1)).then(() =>
+        Promise.all(isolates.map((id) => ask(location, id, true)))
       )
       await settle(clock)
       expect((await answers).map((answer) => answer.granted)).toEqual([3, 3, 3])
-      // One call for the three (each wants 3), sent at its point: 1 ms in, opening, 1 ms out.
       // (Later, it hands back what the root granted beyond that: a deploy's first grants are
       // larger than asked.)
       expect(rootCalls.filter((atMs) => atMs < T0 + 1_000)).toHaveLength(1)
-      expect(rootCalls[0]).toBeGreaterThanOrEqual(T0 + 1 + openingMs + 1)
-      expect(rootCalls[0]).toBeLessThan(T0 + 1 + openingMs + 1 + 1)
+      expect(rootCalls[0]).toBeGreaterThanOrEqual(T0 + 1 + openingMs + GATHER_MS + 1)
+      expect(rootCalls[0]).toBeLessThan(T0 + 1 + openingMs + GATHER_MS + 1 + 1)
       // A key's first request from an isolate running for a while: the root is asked at once.
       const other = { ...lease, key: 'location-lessor|alone' }
       const sentMs = Date.now()

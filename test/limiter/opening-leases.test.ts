@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import type { Upstream } from '../../src/limiter/lease-calls'
+import { LeaseBook, type LeaseRef, type Take } from '../../src/limiter/leases'
+import type { LeaseAsk, Reservation } from '../../src/limiter/reservation'
+import { ClientStats } from '../../src/limiter/stats'
+
+const HOUR = 3_600_000
+const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 1_000_000, periodMs: HOUR }
+const ref: LeaseRef = { ruleId: 'r', key: 'k', policy }
+const start = 10 * HOUR
+
+/** A location's object that opens `opensInMs` after each ask that comes before it, then grants. */
+function openingLessor(clock: { ms: number }, opensAtMs: number) {
+  const asks: { atMs: number; ask: LeaseAsk }[] = []
+  const upstream: Upstream = {
+    timeoutMs: 1_000,
+    reserve(_lease, _policy, ask): Promise<Reservation> {
+      asks.push({ atMs: clock.ms, ask })
+      const opening = clock.ms < opensAtMs ? { opensInMs: opensAtMs - clock.ms } : {}
+      return Promise.resolve({
+        granted: clock.ms < opensAtMs ? 0 : ask.units,
+        decision: { allowed: true, limit: 1_000_000, remaining: 0, resetAtMs: 0, retryAfterMs: 0 },
+        chargedAtMs: clock.ms,
+        validUntilMs: start + HOUR,
+        epoch: 'e',
+        horizonMs: 250,
+        scarce: false,
+        ...opening,
+      })
+    },
+    refund: () => Promise.resolve(),
+  }
+  return { upstream, asks }
+}
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('an isolate whose location object opens later (a deploy)', () => {
+  it('asks again at the opening, once, for every request waiting by then, and denies none', async () => {
+    vi.useFakeTimers()
+    const clock = { ms: start }
+    const book = new LeaseBook({
+      id: 'cold',
+      now: () => clock.ms,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+    })
+    const to = openingLessor(clock, start + 300)
+    const takes: Promise<Take>[] = [book.take(to.upstream, ref, 1, 1)]
+    await vi.advanceTimersByTimeAsync(0)
+    // Told to come back at 300 ms; four more requests meanwhile.
+    for (let i = 0; i < 4; i++) {
+      clock.ms += 60
+      await vi.advanceTimersByTimeAsync(60)
+      takes.push(book.take(to.upstream, ref, 1, 1))
+    }
+    clock.ms = start + 300
+    await vi.advanceTimersByTimeAsync(60)
+    const taken = await Promise.all(takes)
+    expect(taken.map(({ granted }) => granted)).toEqual([1, 1, 1, 1, 1])
+    expect(taken.every(({ waited }) => waited)).toBe(true)
+    expect(to.asks.map(({ atMs }) => atMs - start)).toEqual([0, 300])
+    const again = to.asks[1]!.ask
+    // The five waiting, plus a batch at the demand they showed (5 over 300 ms).
+    expect(again.units).toBeGreaterThan(5)
+    expect(again.ratePerMs).toBeGreaterThan(0)
+  })
+
+  it('takes a second word to wait as a denial, not as another wait', async () => {
+    vi.useFakeTimers()
+    const clock = { ms: start }
+    const book = new LeaseBook({
+      id: 'cold',
+      now: () => clock.ms,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+    })
+    // A lessor whose clock lags: still before its opening when asked again.
+    const to = openingLessor(clock, start + 10_000)
+    const take = book.take(to.upstream, ref, 1, 1)
+    await vi.advanceTimersByTimeAsync(0)
+    clock.ms = start + 10_000 - 5_000
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect((await take).granted).toBe(0)
+    expect(to.asks).toHaveLength(2)
+  })
+})
