@@ -34,6 +34,16 @@ function openingLessor(clock: { ms: number }, opensAtMs: number) {
   return { upstream, asks }
 }
 
+/** An isolate's book that just started, on the test's clock. */
+function coldBook(clock: { ms: number }): LeaseBook {
+  return new LeaseBook({
+    id: 'cold',
+    now: () => clock.ms,
+    stats: new ClientStats(0),
+    keepAlive: () => undefined,
+  })
+}
+
 afterEach(() => {
   vi.useRealTimers()
 })
@@ -42,12 +52,7 @@ describe('an isolate whose location object opens later (a deploy)', () => {
   it('asks again at the opening, once, for every request waiting by then, and denies none', async () => {
     vi.useFakeTimers()
     const clock = { ms: start }
-    const book = new LeaseBook({
-      id: 'cold',
-      now: () => clock.ms,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
-    })
+    const book = coldBook(clock)
     const to = openingLessor(clock, start + 300)
     const takes: Promise<Take>[] = [book.take(to.upstream, ref, 1, 1)]
     await vi.advanceTimersByTimeAsync(0)
@@ -72,12 +77,7 @@ describe('an isolate whose location object opens later (a deploy)', () => {
   it('takes a second word to wait as a denial, not as another wait', async () => {
     vi.useFakeTimers()
     const clock = { ms: start }
-    const book = new LeaseBook({
-      id: 'cold',
-      now: () => clock.ms,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
-    })
+    const book = coldBook(clock)
     // A lessor whose clock lags: still before its opening when asked again.
     const to = openingLessor(clock, start + 10_000)
     const take = book.take(to.upstream, ref, 1, 1)
