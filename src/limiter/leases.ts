@@ -275,6 +275,7 @@ export class LeaseBook {
     this.#sweep(sinceMs)
     let waited = false
     let sendAt = sendAtMs
+    let toldWhenOpen = false
     for (;;) {
       const nowMs = this.#now()
       const lease = this.#touch(to, ref, nowMs)
@@ -329,7 +330,8 @@ export class LeaseBook {
       const own = min > 0 ? this.#takeOwn(lease, outcome.reservation, sinceMs, min, max) : undefined
       if (own) return own
       // Its lessor opens later (a deploy): asked again then, for what is waiting by then.
-      if (granted === 0 && opensInMs !== undefined && sendAt === sendAtMs) {
+      if (granted === 0 && opensInMs !== undefined && !toldWhenOpen) {
+        toldWhenOpen = true
         sendAt = this.#now() + opensInMs
         continue
       }
