@@ -84,15 +84,18 @@ export function lesseeState(lease: KeyLease, spread: number, nowMs: number): Les
  * @param nowMs - the time
  */
 export function snapshotOf(lease: KeyLease, nowMs: number): Decision {
-  return (
-    lease.snapshot ?? {
-      allowed: true,
-      limit: lease.policy.limit,
-      remaining: 0,
-      resetAtMs: nowMs,
-      retryAfterMs: 0,
-    }
-  )
+  return lease.snapshot ?? unheardDecision(lease.policy.limit, nowMs)
+}
+
+/**
+ * The decision a lessee reports before its lessor has said anything of the key: allowed, with
+ * nothing known to remain.
+ *
+ * @param limit - the key's limit
+ * @param nowMs - the time
+ */
+export function unheardDecision(limit: number, nowMs: number): Decision {
+  return { allowed: true, limit, remaining: 0, resetAtMs: nowMs, retryAfterMs: 0 }
 }
 
 /**

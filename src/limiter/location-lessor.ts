@@ -18,6 +18,7 @@ import {
   spreadOf,
 } from './lease-sizing'
 import { LeaseBook, QUIET_MS } from './leases'
+import { unheardDecision } from './lessor-word'
 import { Lessees } from './lessees'
 import type { ObjectNamespace } from './object-name'
 import type { LesseeAsk, Reservation } from './reservation'
@@ -243,13 +244,7 @@ export class LocationLessor {
   #opensLater(policy: LeasablePolicy, nowMs: number): Reservation {
     return {
       granted: 0,
-      decision: {
-        allowed: true,
-        limit: policy.limit,
-        remaining: 0,
-        resetAtMs: nowMs,
-        retryAfterMs: 0,
-      },
+      decision: unheardDecision(policy.limit, nowMs),
       chargedAtMs: nowMs,
       validUntilMs: nowMs,
       epoch: '',

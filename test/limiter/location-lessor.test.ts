@@ -242,7 +242,7 @@ describe("a location's object", () => {
       expect(rootCalls).toEqual([])
       // Asked again then (each wants 3): one call for the three, once the asks made at the
       // opening are gathered (1 ms in, the opening, the gathering, 1 ms out).
-      const answers = new Promise((resolve) => setTimeout(resolve, openingMs + 1)).then(() =>
+      const answers = new Promise<void>((resolve) => clock.after(openingMs + 1, resolve)).then(() =>
         Promise.all(isolates.map((id) => ask(location, id, true)))
       )
       await settle(clock)
