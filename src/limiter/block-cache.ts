@@ -12,7 +12,7 @@ import type { Policy } from '../algorithms'
 import type { Decision } from '../types'
 
 /** How many keys an isolate remembers at most (least recently used go first). */
-export const MAX_BLOCKED_KEYS = 10_000
+const MAX_BLOCKED_KEYS = 10_000
 
 /**
  * The longest an entry lives (ms), whatever the retry time: a reset in another isolate is

@@ -90,8 +90,71 @@ export function leaseId(ruleId: string, key: string): string {
   return `${ruleId}\n${key}`
 }
 
+/**
+ * A key's lease before its first reservation: nothing held, nothing measured, the default
+ * horizon. Every field is present, so that each lease has the shape the request path reads.
+ *
+ * @param ref - the key and its policy
+ * @param horizonMs - the horizon assumed until the lessor tells one
+ * @param nowMs - the time of its first use
+ */
+export function newKeyLease(
+  ref: LeaseKey & { policy: LeasablePolicy },
+  horizonMs: number,
+  nowMs: number
+): KeyLease {
+  return {
+    ruleId: ref.ruleId,
+    placement: ref.placement,
+    key: ref.key,
+    policy: ref.policy,
+    lots: [],
+    snapshot: undefined,
+    rate: undefined,
+    rateWeight: undefined,
+    provisionalRate: undefined,
+    reportedRate: undefined,
+    demandSinceReserve: 0,
+    lastReserveMs: undefined,
+    horizonMs,
+    roundTripMs: 0,
+    quietUntilMs: 0,
+    scarceUntilMs: 0,
+    shortWaitMs: undefined,
+    rootShortUntilMs: undefined,
+    aheadRefusedUntilMs: 0,
+    lastUsedMs: nowMs,
+    waiting: 0,
+    pending: undefined,
+    lapsed: undefined,
+    spent: undefined,
+  }
+}
+
+/**
+ * How long until units of a key are expected (ms): the answer to the reservation in flight, or
+ * to the next one once the lessor's wait is over, a round trip each, or units held for later
+ * becoming spendable, whichever comes first; 0 when the lessee may ask now and has nothing in
+ * flight.
+ *
+ * @param lease - the key's lease
+ * @param nowMs - the lessee's clock
+ */
+export function unitsDueInMs(lease: KeyLease, nowMs: number): number {
+  const askedMs = lease.pending
+    ? lease.pending.sinceMs + lease.roundTripMs
+    : nowMs < lease.quietUntilMs
+      ? lease.quietUntilMs + lease.roundTripMs
+      : nowMs
+  // Units held for later (a window's ramp) come in at their own time, without an ask.
+  let dueMs = askedMs
+  for (const lot of lease.lots)
+    if (lot.units > 0 && lot.validFromMs > nowMs) dueMs = Math.min(dueMs, lot.validFromMs)
+  return Math.max(0, dueMs - nowMs)
+}
+
 /** Demand is averaged over about this long (ms): a burst of waiting requests is not a rate. */
-export const RATE_TIME_CONSTANT_MS = 1_000
+const RATE_TIME_CONSTANT_MS = 1_000
 
 /** Demand is measured over at least this long (ms). */
 const MIN_MEASURE_MS = 50

@@ -13,9 +13,10 @@ import { bucketHoldMs, isWindowed, windowOf, type LeasablePolicy } from '../algo
 import { RAMP_SLOTS, rampStepMs } from '../algorithms/sliding-window-ramp'
 import type { Policy } from '../algorithms'
 import type { Decision } from '../types'
+import type { Held } from './key-lease'
 
 /** A batch is at most this share of the key's capacity (limit, or burst for a bucket). */
-export const CAP_SHARE = 1 / 8
+const CAP_SHARE = 1 / 8
 
 /** The horizon a lessee assumes before its lessor has told it one (ms). */
 export const DEFAULT_HORIZON_MS = 250
@@ -279,6 +280,38 @@ export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: n
     aheadWanted: leftMs <= 2 * horizonMs + lead,
     aheadDue: leftMs <= lead + (1 + spread) * horizonMs,
   }
+}
+
+/**
+ * What an ask asks for: `demand` (units waiting requests spend at once) plus what tops the units
+ * held up to a batch when the plan says refill; a scarce key, what it can spend until its next
+ * ask, near a window's end too (that covers the requests waiting now, part of its demand; on
+ * top of them a batch would be units held here that other lessees, short too, are denied). Units
+ * granted for later in this window (a short key's) count as held. And when the next window's
+ * units are wanted ahead and may be asked for (`aheadOpen`), what tops those up to its batch.
+ *
+ * @param plan - the key's refill plan
+ * @param held - what the lessee holds
+ * @param demand - units requests waiting now spend at once (0: a refill in the background)
+ * @param scarce - whether its lessor said the key is short
+ * @param aheadOpen - whether it may ask for the next window's units now
+ */
+export function askUnits(
+  plan: RefillPlan,
+  held: Held,
+  demand: number,
+  scarce: boolean,
+  aheadOpen: boolean
+): { units: number; nextUnits: number } {
+  const topUp = Math.max(0, (plan.refillBelow > 0 || scarce ? plan.batch : 0) - held.soon)
+  const units =
+    demand > 0
+      ? scarce
+        ? Math.max(demand, topUp - held.now)
+        : demand + topUp
+      : Math.max(0, topUp - held.now)
+  const nextUnits = plan.aheadWanted && aheadOpen ? Math.max(0, plan.nextBatch - held.later) : 0
+  return { units, nextUnits }
 }
 
 /**

@@ -28,9 +28,11 @@ import {
   leaseId,
   lotsOf,
   measureRate,
+  newKeyLease,
   sameSpan,
   takeAhead,
   takeUnits,
+  unitsDueInMs,
   type Held,
   type KeyLease,
   type LeaseKey,
@@ -41,6 +43,7 @@ import {
 import { HandBack } from './hand-back'
 import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
 import {
+  askUnits,
   DEFAULT_HORIZON_MS,
   planStableUntilMs,
   refillPlan,
@@ -56,6 +59,7 @@ import {
   spreadWindowStart,
   type Pacing,
 } from './lessor-word'
+import { LeaseTable } from './lease-table'
 import type { ObjectNamespace } from './object-name'
 import { STARTING_MS, type Reservation } from './reservation'
 import { delay, unavailableOf, withTimeout } from './rpc'
@@ -69,7 +73,7 @@ const MAX_KEYS = 10_000
 const OVERLOAD_QUIET_MS = 500
 
 /** Where an isolate is when the request says nothing of it (local runs). */
-export const UNKNOWN_LOCATION = 'local'
+const UNKNOWN_LOCATION = 'local'
 
 /** How a book reads the clock and keeps background calls alive. */
 export interface LeaseBookOptions {
@@ -134,7 +138,7 @@ const wallClock = (): number => Date.now()
 export class LeaseBook {
   /** Who the book is to its lessors. */
   readonly id: string
-  readonly #leases = new Map<string, BookLease>()
+  readonly #leases: LeaseTable<BookLease, Upstream>
   readonly #now: () => number
   readonly #ownStats: ClientStats | undefined
   readonly #handBack: HandBack
@@ -146,8 +150,6 @@ export class LeaseBook {
   #lastSweepMs = 0
   /** Whether its asks say it is just starting ({@link LeaseBookOptions.starting}). */
   readonly #starting: (nowMs: number) => boolean
-  /** The lease touched last: the last in {@link #leases}' order. */
-  #recent: BookLease | undefined
   /**
    * The isolate's lessor, made once (a request makes none) and remade if what made it changed;
    * with what it was made for, in the book's own fields (read on every request).
@@ -174,6 +176,17 @@ export class LeaseBook {
       options.lapsedGatherMs ?? 0
     )
     this.quietMs = options.quietMs ?? QUIET_MS
+    this.#leases = new LeaseTable<BookLease, Upstream>({
+      maxKeys: MAX_KEYS,
+      make: (ref, nowMs, to) => ({
+        ...newKeyLease(ref, DEFAULT_HORIZON_MS, nowMs),
+        to,
+        plan: undefined,
+        planUntilMs: undefined,
+        waitingExtra: 0,
+      }),
+      release: (lease, nowMs) => this.#handBack.all(lease, nowMs),
+    })
   }
 
   /** The counters this book's decisions go to: its own, else the isolate's. */
@@ -416,7 +429,7 @@ export class LeaseBook {
    * @param lots - the units spent, by the hold they came from
    */
   noteSpent(key: LeaseKey, lots: readonly Lot[]): void {
-    const lease = this.#leases.get(leaseId(key.ruleId, key.key))
+    const lease = this.#leases.get(key)
     if (lease) for (const lot of lots) addSpent(lease, lot)
   }
 
@@ -430,7 +443,7 @@ export class LeaseBook {
    * @param windowMs - the window's start
    */
   takeAhead(ref: LeaseRef, units: number, windowMs: number): Lot | undefined {
-    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    const lease = this.#leases.get(ref)
     if (!lease || !samePolicy(lease.policy, ref.policy)) return undefined
     this.#held(lease, this.#now())
     return takeAhead(lease, units, windowMs)
@@ -443,7 +456,7 @@ export class LeaseBook {
    * @param ref - the key
    */
   quietForMs(ref: LeaseKey): number {
-    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    const lease = this.#leases.get(ref)
     return lease === undefined ? 0 : Math.max(0, lease.quietUntilMs - this.#now())
   }
 
@@ -454,7 +467,7 @@ export class LeaseBook {
    * @param ref - the key
    */
   isShort(ref: LeaseKey): boolean {
-    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    const lease = this.#leases.get(ref)
     const nowMs = this.#now()
     return lease !== undefined && (nowMs < lease.scarceUntilMs || nowMs < lease.quietUntilMs)
   }
@@ -466,7 +479,7 @@ export class LeaseBook {
    * @param ref - the key
    */
   lessorDecision(ref: LeaseKey): Decision | undefined {
-    return this.#leases.get(leaseId(ref.ruleId, ref.key))?.snapshot
+    return this.#leases.get(ref)?.snapshot
   }
 
   /**
@@ -476,7 +489,7 @@ export class LeaseBook {
    * @param ref - the key
    */
   isScarce(ref: LeaseKey): boolean {
-    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    const lease = this.#leases.get(ref)
     return lease !== undefined && this.#now() < lease.scarceUntilMs
   }
 
@@ -489,19 +502,8 @@ export class LeaseBook {
    * @param ref - the key
    */
   unitsDueInMs(ref: LeaseKey): number {
-    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
-    if (lease === undefined) return 0
-    const nowMs = this.#now()
-    const askedMs = lease.pending
-      ? lease.pending.sinceMs + lease.roundTripMs
-      : nowMs < lease.quietUntilMs
-        ? lease.quietUntilMs + lease.roundTripMs
-        : nowMs
-    // Units held for later (a window's ramp) come in at their own time, without an ask.
-    let dueMs = askedMs
-    for (const lot of lease.lots)
-      if (lot.units > 0 && lot.validFromMs > nowMs) dueMs = Math.min(dueMs, lot.validFromMs)
-    return Math.max(0, dueMs - nowMs)
+    const lease = this.#leases.get(ref)
+    return lease === undefined ? 0 : unitsDueInMs(lease, this.#now())
   }
 
   /**
@@ -513,7 +515,7 @@ export class LeaseBook {
    * @returns whether they were taken (else the caller hands them on to the root)
    */
   takeBack(ref: LeaseRef, lot: Lot): boolean {
-    const lease = this.#leases.get(leaseId(ref.ruleId, ref.key))
+    const lease = this.#leases.get(ref)
     if (!lease || !samePolicy(lease.policy, ref.policy)) return false
     if (lot.validUntilMs > this.#now()) addLot(lease, lot)
     else if (lease.policy.algorithm === 'sliding-window') {
@@ -531,7 +533,7 @@ export class LeaseBook {
    * @param key - the limit key
    */
   forget(ruleId: string, key: string): void {
-    this.#drop(leaseId(ruleId, key))
+    this.#leases.drop(leaseId(ruleId, key))
   }
 
   /**
@@ -557,10 +559,9 @@ export class LeaseBook {
    * @param key - the limit key
    */
   release(ruleId: string, key: string): void {
-    const id = leaseId(ruleId, key)
-    const lease = this.#leases.get(id)
+    const lease = this.#leases.get({ ruleId, key })
     if (!lease) return
-    this.#drop(id)
+    this.#leases.drop(leaseId(ruleId, key))
     this.#handBack.all(lease, this.#now())
   }
 
@@ -573,7 +574,7 @@ export class LeaseBook {
     this.#lastSweepMs = Number.NEGATIVE_INFINITY
     const nowMs = this.#now()
     this.#sweep(nowMs)
-    for (const lease of this.#leases.values()) {
+    for (const [, lease] of this.#leases.entries()) {
       const held = this.#held(lease, nowMs)
       if (held.now + held.later > 0) return true
     }
@@ -584,7 +585,7 @@ export class LeaseBook {
   async flush(): Promise<void> {
     await this.settled()
     const nowMs = this.#now()
-    for (const lease of this.#leases.values()) this.#handBack.all(lease, nowMs)
+    for (const [, lease] of this.#leases.entries()) this.#handBack.all(lease, nowMs)
     await this.settled()
   }
 
@@ -616,70 +617,11 @@ export class LeaseBook {
 
   /** The key's lease, made or remade when its policy changed; marked most recently used. */
   #touch(to: Upstream, ref: LeaseRef, nowMs: number): BookLease {
-    // Already the most recently used (a hot key): nothing to look up or move.
-    const recent = this.#recent
-    if (
-      recent?.key === ref.key &&
-      recent.ruleId === ref.ruleId &&
-      samePolicy(recent.policy, ref.policy)
-    ) {
-      recent.lastUsedMs = nowMs
-      recent.to = to
-      if (recent.reportedRate !== ref.ratePerMs) {
-        recent.reportedRate = ref.ratePerMs
-        recent.plan = undefined
-      }
-      return recent
-    }
-    const id = leaseId(ref.ruleId, ref.key)
-    let lease = this.#leases.get(id)
-    if (lease) this.#leases.delete(id)
-    if (lease && !samePolicy(lease.policy, ref.policy)) {
-      this.#handBack.all(lease, nowMs)
-      lease = undefined
-    }
-    lease ??= {
-      ruleId: ref.ruleId,
-      placement: ref.placement,
-      key: ref.key,
-      policy: ref.policy,
-      lots: [],
-      snapshot: undefined,
-      rate: undefined,
-      rateWeight: undefined,
-      provisionalRate: undefined,
-      reportedRate: undefined,
-      demandSinceReserve: 0,
-      lastReserveMs: undefined,
-      horizonMs: DEFAULT_HORIZON_MS,
-      roundTripMs: 0,
-      quietUntilMs: 0,
-      scarceUntilMs: 0,
-      shortWaitMs: undefined,
-      rootShortUntilMs: undefined,
-      aheadRefusedUntilMs: 0,
-      lastUsedMs: nowMs,
-      waiting: 0,
-      pending: undefined,
-      lapsed: undefined,
-      spent: undefined,
-      to,
-      plan: undefined,
-      planUntilMs: undefined,
-      waitingExtra: 0,
-    }
-    lease.lastUsedMs = nowMs
+    const lease = this.#leases.touch(ref, nowMs, to)
     lease.to = to
     if (lease.reportedRate !== ref.ratePerMs) {
       lease.reportedRate = ref.ratePerMs
       lease.plan = undefined
-    }
-    this.#leases.set(id, lease)
-    this.#recent = lease
-    if (this.#leases.size > MAX_KEYS) {
-      const [oldestId, oldest] = this.#leases.entries().next().value!
-      this.#drop(oldestId)
-      this.#handBack.all(oldest, nowMs)
     }
     return lease
   }
@@ -715,21 +657,13 @@ export class LeaseBook {
     lease.plan = undefined
     const { policy } = lease
     const plan = this.#planOf(lease, nowMs)
-    const held = this.#held(lease, nowMs)
-    // A scarce key asks for what it can spend until its next ask, near a window's end too:
-    // that covers the requests waiting now, which are part of its demand. (On top of them, the
-    // batch would be units held here that other lessees, short too, are denied.)
-    const scarce = lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs
-    // Units granted for later in this window (a short key's) are part of what it holds.
-    const topUp = Math.max(0, (plan.refillBelow > 0 || scarce ? plan.batch : 0) - held.soon)
-    const units =
-      demand > 0
-        ? scarce
-          ? Math.max(demand, topUp - held.now)
-          : demand + topUp
-        : Math.max(0, topUp - held.now)
-    const aheadOpen = plan.aheadWanted && nowMs >= lease.aheadRefusedUntilMs
-    const nextUnits = aheadOpen ? Math.max(0, plan.nextBatch - held.later) : 0
+    const { units, nextUnits } = askUnits(
+      plan,
+      this.#held(lease, nowMs),
+      demand,
+      lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs,
+      nowMs >= lease.aheadRefusedUntilMs
+    )
     const returned = lease.lapsed
     lease.lapsed = undefined
     const spent = lease.spent
@@ -769,8 +703,7 @@ export class LeaseBook {
     lease.shortWaitMs = undefined
     for (const lot of lotsOf(reservation)) addLot(lease, lot)
     // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
-    if (this.#leases.get(leaseId(lease.ruleId, lease.key)) !== lease)
-      this.#handBack.all(lease, nowMs)
+    if (this.#leases.get(lease) !== lease) this.#handBack.all(lease, nowMs)
     paceByAnswer(lease, reservation, nowMs, this.#pacing)
   }
 
@@ -825,7 +758,7 @@ export class LeaseBook {
   #sweep(nowMs: number): void {
     if (nowMs - this.#lastSweepMs < this.quietMs) return
     this.#lastSweepMs = nowMs
-    for (const [id, lease] of this.#leases) {
+    for (const [id, lease] of this.#leases.entries()) {
       if (nowMs - lease.lastUsedMs < this.quietMs) break // most recently used come last
       if (lease.pending) continue
       // Units for later (a window's ramp) wait for it: its lessees went quiet on their
@@ -833,14 +766,8 @@ export class LeaseBook {
       const held = heldNow(lease, nowMs)
       if (held.soon + held.later > 0) continue
       this.#handBack.all(lease, nowMs)
-      this.#drop(id)
+      this.#leases.drop(id)
     }
-  }
-
-  /** Drops a key's record (not its units: the caller hands them back or lets them go). */
-  #drop(id: string): void {
-    if (this.#leases.get(id) === this.#recent) this.#recent = undefined
-    this.#leases.delete(id)
   }
 }
 

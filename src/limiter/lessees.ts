@@ -5,7 +5,7 @@
  */
 
 /** A lessee unheard of this long no longer counts (ms). */
-export const LESSEE_TTL_MS = 10_000
+const LESSEE_TTL_MS = 10_000
 
 /**
  * A lessee's demand counts this long after its last call (ms): a busy lessee calls at least

@@ -55,7 +55,7 @@ function rootShortUntil(policy: LeasablePolicy, nowMs: number, horizonMs: number
  *
  * @param lease - the key's lease
  */
-export function demandOf(lease: KeyLease): number {
+function demandOf(lease: KeyLease): number {
   return lease.reportedRate ?? lease.rate ?? lease.provisionalRate ?? 0
 }
 

@@ -29,7 +29,7 @@ import { ClientStats } from './stats'
  * (`LIMITER_TIMEOUT_MS`, 1 s by default), so an isolate hears why (overloaded: a denial for now;
  * unreachable: its rule's fail mode) rather than timing out itself.
  */
-export const LOCATION_TIMEOUT_MS = 600
+const LOCATION_TIMEOUT_MS = 600
 
 /**
  * Isolates told when this object refills come back over this share of the time its isolates

@@ -18,7 +18,7 @@ import { isolateLeases, type LeaseBook } from './leases'
  * ids hold no `#`, so no request key ends like this (a digest name has `|#` and 43 more
  * characters).
  */
-export const MESSAGES_SUFFIX = '|#messages'
+const MESSAGES_SUFFIX = '|#messages'
 
 /**
  * The name under which a limit key's messages are counted.

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import {
+  askUnits,
   batchCap,
   batchSize,
   horizonFor,
@@ -13,6 +14,7 @@ import {
   scarceWaitMs,
   spreadOf,
   type LesseeState,
+  type RefillPlan,
 } from '../../src/limiter/lease-sizing'
 
 const MINUTE = 60_000
@@ -121,6 +123,39 @@ describe('refillPlan', () => {
       expect(plan.batch).toBe(Math.ceil(0.1 * untilNextAsk))
       expect(plan.batch).toBeLessThan(refillPlan(window, lessee({ spread }), early).batch)
     }
+  })
+})
+
+describe('askUnits', () => {
+  const plan: RefillPlan = {
+    batch: 100,
+    nextBatch: 80,
+    nextWindowMs: 60_000,
+    keepAtMost: 200,
+    refillBelow: 50,
+    aheadWanted: true,
+    aheadDue: false,
+  }
+  const held = { now: 30, soon: 40, later: 20 }
+
+  it('asks for the waiting demand and what tops the held units (for later too) up to a batch', () => {
+    expect(askUnits(plan, held, 5, false, false)).toEqual({ units: 65, nextUnits: 0 })
+    // A background refill: the batch less everything held.
+    expect(askUnits(plan, held, 0, false, false).units).toBe(30)
+    // No refill now (the window's last half horizon): only the demand.
+    expect(askUnits({ ...plan, refillBelow: 0 }, held, 5, false, false).units).toBe(5)
+  })
+
+  it('asks a scarce key for the demand, or the batch less what it holds if more, not both', () => {
+    expect(askUnits(plan, held, 5, true, false).units).toBe(30)
+    expect(askUnits(plan, held, 50, true, false).units).toBe(50)
+    expect(askUnits({ ...plan, refillBelow: 0 }, held, 5, true, false).units).toBe(30)
+  })
+
+  it("asks for the next window's batch less what it holds of it, only when wanted and open", () => {
+    expect(askUnits(plan, held, 0, false, true).nextUnits).toBe(60)
+    expect(askUnits({ ...plan, aheadWanted: false }, held, 0, false, true).nextUnits).toBe(0)
+    expect(askUnits(plan, { ...held, later: 90 }, 0, false, true).nextUnits).toBe(0)
   })
 })
 
