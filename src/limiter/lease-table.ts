@@ -12,7 +12,7 @@ import type { LeasablePolicy } from '../algorithms/reserve'
 export interface LeaseTableOptions<L extends KeyLease, A> {
   /** Keys it keeps, least recently used dropped first. */
   maxKeys: number
-  /** A new lease for a key, with what its use was given ({@link LeaseTable.touch}'s `with`). */
+  /** A new lease for a key, with what its use was given ({@link LeaseTable.touch}'s `made`). */
   make: (ref: LeaseKey & { policy: LeasablePolicy }, nowMs: number, made: A) => L
   /** A lease the table let go while it may hold units (its policy changed, or it was pushed out). */
   release: (lease: L, nowMs: number) => void
@@ -69,24 +69,25 @@ export class LeaseTable<L extends KeyLease, A> {
     this.#leases.set(id, lease)
     this.#recent = lease
     if (this.#leases.size > this.#options.maxKeys) {
-      const [oldestId, oldest] = this.#leases.entries().next().value!
-      this.drop(oldestId)
+      const oldest = this.#leases.values().next().value!
+      this.drop(oldest)
       this.#options.release(oldest, nowMs)
     }
     return lease
   }
 
-  /** The leases with their ids, least recently used first. */
-  entries(): IterableIterator<[string, L]> {
-    return this.#leases.entries()
+  /** The leases, least recently used first (one may be dropped while they are read). */
+  values(): IterableIterator<L> {
+    return this.#leases.values()
   }
 
   /**
    * Drops a key's lease (not its units: the caller hands them back or lets them go).
    *
-   * @param id - the key's {@link leaseId}
+   * @param ref - the key
    */
-  drop(id: string): void {
+  drop(ref: LeaseKey): void {
+    const id = leaseId(ref.ruleId, ref.key)
     if (this.#leases.get(id) === this.#recent) this.#recent = undefined
     this.#leases.delete(id)
   }

@@ -25,7 +25,6 @@ import {
   addSpent,
   allowedFrom,
   heldNow,
-  leaseId,
   lotsOf,
   measureRate,
   newKeyLease,
@@ -533,7 +532,7 @@ export class LeaseBook {
    * @param key - the limit key
    */
   forget(ruleId: string, key: string): void {
-    this.#leases.drop(leaseId(ruleId, key))
+    this.#leases.drop({ ruleId, key })
   }
 
   /**
@@ -561,7 +560,7 @@ export class LeaseBook {
   release(ruleId: string, key: string): void {
     const lease = this.#leases.get({ ruleId, key })
     if (!lease) return
-    this.#leases.drop(leaseId(ruleId, key))
+    this.#leases.drop({ ruleId, key })
     this.#handBack.all(lease, this.#now())
   }
 
@@ -574,7 +573,7 @@ export class LeaseBook {
     this.#lastSweepMs = Number.NEGATIVE_INFINITY
     const nowMs = this.#now()
     this.#sweep(nowMs)
-    for (const [, lease] of this.#leases.entries()) {
+    for (const lease of this.#leases.values()) {
       const held = this.#held(lease, nowMs)
       if (held.now + held.later > 0) return true
     }
@@ -585,7 +584,7 @@ export class LeaseBook {
   async flush(): Promise<void> {
     await this.settled()
     const nowMs = this.#now()
-    for (const [, lease] of this.#leases.entries()) this.#handBack.all(lease, nowMs)
+    for (const lease of this.#leases.values()) this.#handBack.all(lease, nowMs)
     await this.settled()
   }
 
@@ -758,7 +757,7 @@ export class LeaseBook {
   #sweep(nowMs: number): void {
     if (nowMs - this.#lastSweepMs < this.quietMs) return
     this.#lastSweepMs = nowMs
-    for (const [id, lease] of this.#leases.entries()) {
+    for (const lease of this.#leases.values()) {
       if (nowMs - lease.lastUsedMs < this.quietMs) break // most recently used come last
       if (lease.pending) continue
       // Units for later (a window's ramp) wait for it: its lessees went quiet on their
@@ -766,7 +765,7 @@ export class LeaseBook {
       const held = heldNow(lease, nowMs)
       if (held.soon + held.later > 0) continue
       this.#handBack.all(lease, nowMs)
-      this.#leases.drop(id)
+      this.#leases.drop(lease)
     }
   }
 }

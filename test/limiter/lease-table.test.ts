@@ -53,14 +53,14 @@ describe('LeaseTable', () => {
     table.touch({ ruleId: 'r', key: 'a', policy }, 2, 'x')
     table.touch({ ruleId: 'r', key: 'c', policy }, 3, 'x')
     expect(released).toEqual([b])
-    expect([...table.entries()].map(([, lease]) => lease.key)).toEqual(['a', 'c'])
-    expect([...table.entries()].map(([, lease]) => lease)).toContain(a)
+    expect([...table.values()].map((lease) => lease.key)).toEqual(['a', 'c'])
+    expect([...table.values()]).toContain(a)
   })
 
   it('forgets a dropped lease, the last used one too', () => {
     const { table, made } = tableOf(10)
     const a = table.touch({ ruleId: 'r', key: 'a', policy }, 0, 'x')
-    table.drop([...table.entries()][0]![0])
+    table.drop(a)
     expect(table.get(a)).toBeUndefined()
     const again = table.touch({ ruleId: 'r', key: 'a', policy }, 1, 'x')
     expect(again).not.toBe(a)
