@@ -17,6 +17,7 @@ import { identity, nameOf, stubOf } from './object-name'
 import type { BatchItem } from './rate-limiter-object'
 import { MAX_LINGER_MS } from './coalesce'
 import { toUnavailable, unavailableOf, withRetry, withTimeout } from './rpc'
+import { regionOf, type PlaceFacts } from './region'
 import { logEvent } from '../log'
 
 export type { ChargeCall, ChargeResult, KeyRef } from './charge-call'
@@ -124,8 +125,9 @@ async function chargeObject(
 }
 
 /**
- * Notes where this isolate runs, from a request's `cf.colo` (an isolate never moves): leased
- * quotas ask the key's object in the isolate's location. Read only until known: workerd builds
+ * Notes where this isolate runs, from a request's `cf.colo` (an isolate never moves), and its
+ * region (`region.ts`): leased quotas ask the key's object in the isolate's location, which may
+ * lease through the key's object in that region. Read only until known: workerd builds
  * `request.cf` anew on every read (about 0.1 ms of a hot key's request in the bench's profile).
  *
  * @param request - the incoming request (its `cf`, if it has one)
@@ -133,8 +135,9 @@ async function chargeObject(
 export function locateIsolate(request: { readonly cf?: unknown }): void {
   const book = isolateLeases()
   if (book.located) return
-  const colo = (request.cf as { colo?: unknown } | undefined)?.colo
-  if (typeof colo === 'string' && colo !== '') book.locate(colo)
+  const cf = request.cf as (PlaceFacts & { colo?: unknown }) | undefined
+  const colo = cf?.colo
+  if (typeof colo === 'string' && colo !== '') book.locate(colo, regionOf(cf))
 }
 
 /**

@@ -210,6 +210,11 @@ export interface Held {
   now: number
   soon: number
   later: number
+  /**
+   * Of those spendable now, the units whose lease ends within the time asked for, before the
+   * window does (a window's units lease for 10 s at most): gone before the next ask.
+   */
+  ending: number
 }
 
 /**
@@ -218,23 +223,30 @@ export interface Held {
  *
  * @param lease - the key's lease
  * @param nowMs - the book's clock
+ * @param endingMs - units whose lease ends sooner than this (ms), before the window's end, count
+ *   as `ending` too
  */
-export function heldNow(lease: KeyLease, nowMs: number): Held {
+export function heldNow(lease: KeyLease, nowMs: number, endingMs = 0): Held {
   let now = 0
   let soon = 0
   let later = 0
+  let ending = 0
   let spent = false
-  const endMs = isWindowed(lease.policy)
+  const windowed = isWindowed(lease.policy)
+  const endMs = windowed
     ? windowOf(lease.policy, nowMs) + lease.policy.periodMs
     : Number.POSITIVE_INFINITY
+  const endingBeforeMs = windowed ? Math.min(nowMs + endingMs, endMs) : 0
   for (const lot of lease.lots) {
     if (lot.validUntilMs <= nowMs || lot.units <= 0) spent = true
-    else if (lot.validFromMs <= nowMs) now += lot.units
-    else if (lot.validFromMs < endMs) soon += lot.units
+    else if (lot.validFromMs <= nowMs) {
+      now += lot.units
+      if (lot.validUntilMs < endingBeforeMs) ending += lot.units
+    } else if (lot.validFromMs < endMs) soon += lot.units
     else later += lot.units
   }
   if (spent) dropSpent(lease, nowMs)
-  return { now, soon, later }
+  return { now, soon, later, ending }
 }
 
 function dropSpent(lease: KeyLease, nowMs: number): void {

@@ -15,6 +15,7 @@ import { nameOf, stubOf, type ObjectNamespace } from './object-name'
 import { spreadOf } from './lease-sizing'
 import type { LeaseAsk, LessorStub, Reservation } from './reservation'
 import { delay, unavailableOf, withRetry, withTimeout } from './rpc'
+import type { Region } from './region'
 import type { ClientStats } from './stats'
 
 /** A key's lessor, as a lease book calls it. */
@@ -43,6 +44,8 @@ export interface CallOptions {
   timeoutMs: number
   /** The lessee's id, for its lessor's pacing. */
   lessee: string
+  /** An isolate's region, told to its location's object (which may lease through it). */
+  region?: Region | undefined
 }
 
 /** The key alone (a lease book's record of it holds promises and more, which stay here). */
@@ -107,15 +110,43 @@ export function locationUpstream(
   location: string,
   options: CallOptions
 ): Upstream {
+  return tierUpstream(namespace, location, undefined, options)
+}
+
+/**
+ * The key's object in a region as a lessor (a location's object calls it): created near the
+ * region, in the rule's jurisdiction.
+ *
+ * @param namespace - the namespace the key's objects are in
+ * @param region - the region
+ * @param options - stats, timeout and the caller's id
+ */
+export function regionUpstream(
+  namespace: ObjectNamespace,
+  region: Region,
+  options: CallOptions
+): Upstream {
+  return tierUpstream(namespace, `${REGION_PREFIX}${region}`, region, options)
+}
+
+/** What starts the part after `@` of a regional object's name: no location code does. */
+export const REGION_PREFIX = 'region:'
+
+function tierUpstream(
+  namespace: ObjectNamespace,
+  location: string,
+  near: Region | undefined,
+  options: CallOptions
+): Upstream {
   const stub = async (lease: LeaseKey) => {
     const rule = ruleOf(lease)
     const name = locationName(await nameOf({ rule, key: lease.key }), location)
     const jurisdiction = lease.placement?.jurisdiction
-    return stubOf(
-      lessors(namespace),
-      jurisdiction ? { id: rule.id, placement: { jurisdiction } } : { id: rule.id },
-      name
-    )
+    const placement = {
+      ...(jurisdiction ? { jurisdiction } : {}),
+      ...(near ? { locationHint: near } : {}),
+    }
+    return stubOf(lessors(namespace), { id: rule.id, placement }, name)
   }
   return {
     timeoutMs: options.timeoutMs,
@@ -125,6 +156,7 @@ export function locationUpstream(
           ...onceOnly(ask, again),
           lessee: options.lessee,
           budgetMs: options.timeoutMs,
+          ...(options.region ? { region: options.region } : {}),
         })
       ),
     refund: (lease, policy, lot) =>

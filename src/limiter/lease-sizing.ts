@@ -204,6 +204,14 @@ export interface LesseeState {
   scarce: boolean
   /** When the lessor said when to come back (a scarce key): the time to the next ask (ms). */
   waitMs?: number
+  /**
+   * How many horizons before a window's end it asks for the next window's units at the latest
+   * (1 by default): a tier with a tier below it asks sooner than that tier (a regional object
+   * 3, a location object leasing through one 2), so it holds those units when they ask.
+   */
+  aheadHorizons?: number
+  /** The horizon its asks ahead are timed in, if not `horizonMs` (a regional object's least). */
+  aheadHorizonMs?: number
 }
 
 /** What a lessee's demand and its lessor's pacing call for now. */
@@ -234,7 +242,9 @@ export interface RefillPlan {
  * two horizons before it, at a point picked by `spread` (0 ≤ spread < 1, the lessee's own), the
  * lessee asks for it alone: so the next window's units are there when it begins, a lessor has
  * its own before its lessees ask for theirs (their horizon is shorter), and the asks are spread
- * over a horizon rather than all at the end.
+ * over a horizon rather than all at the end. A lessee with `aheadHorizons` a asks that much
+ * sooner: from a + 1 horizons before the end, alone between a and a + 1 (a regional object,
+ * whose lessees' horizons are as long as its own).
  *
  * @param policy - a leasable policy
  * @param lessee - its demand, its lessor's horizon and how far it is
@@ -242,6 +252,8 @@ export interface RefillPlan {
  */
 export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: number): RefillPlan {
   const { ratePerMs, horizonMs, roundTripMs, spread } = lessee
+  const ahead = lessee.aheadHorizons ?? 1
+  const aheadMs = lessee.aheadHorizonMs ?? horizonMs
   const lead = 2 * roundTripMs + REFILL_MARGIN_MS
   // A scarce key's lessee holds what it spends until its next ask (when its lessor said when,
   // then), no more: a surplus held by the lessees served first is room the others, asking
@@ -277,8 +289,8 @@ export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: n
     keepAtMost: Math.max(1, 3 * nextBatch),
     nextWindowMs: nowMs + leftMs,
     refillBelow: leftMs > horizonMs / 2 ? below : 0,
-    aheadWanted: leftMs <= 2 * horizonMs + lead,
-    aheadDue: leftMs <= lead + (1 + spread) * horizonMs,
+    aheadWanted: leftMs <= (1 + ahead) * aheadMs + lead,
+    aheadDue: leftMs <= lead + (ahead + spread) * aheadMs,
   }
 }
 
@@ -298,7 +310,7 @@ export function refillPlan(policy: LeasablePolicy, lessee: LesseeState, nowMs: n
  */
 export function askUnits(
   plan: RefillPlan,
-  held: Held,
+  held: Pick<Held, 'now' | 'soon' | 'later'>,
   demand: number,
   scarce: boolean,
   aheadOpen: boolean
@@ -327,7 +339,8 @@ export function planStableUntilMs(lessee: LesseeState, plan: RefillPlan): number
   const lead = 2 * lessee.roundTripMs + REFILL_MARGIN_MS
   // Past this far from the end, the batch, the refill point and the asks ahead all change.
   const reach =
-    3 * Math.max(lessee.horizonMs, (2 * lead) / BATCH_HORIZONS) +
+    (2 + (lessee.aheadHorizons ?? 1)) *
+      Math.max(lessee.horizonMs, lessee.aheadHorizonMs ?? 0, (2 * lead) / BATCH_HORIZONS) +
     2 * lead +
     (lessee.waitMs ?? 2 * lessee.horizonMs)
   return plan.nextWindowMs - reach

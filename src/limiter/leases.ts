@@ -60,6 +60,7 @@ import {
 } from './lessor-word'
 import { LeaseTable } from './lease-table'
 import type { ObjectNamespace } from './object-name'
+import type { Region } from './region'
 import { STARTING_MS, type Reservation } from './reservation'
 import { delay, unavailableOf, withTimeout } from './rpc'
 import { clientStats, type ClientStats } from './stats'
@@ -86,6 +87,8 @@ export interface LeaseBookOptions {
   id?: string
   /** Where the isolate is (`request.cf.colo`), if known from the start. */
   location?: string
+  /** Its region, if known from the start. */
+  region?: Region
   /** A key its lessor found scarce stays so for the rest of its window (a root's lessee). */
   scarceForWindow?: boolean
   /**
@@ -100,6 +103,12 @@ export interface LeaseBookOptions {
    * is under {@link STARTING_MS} old.
    */
   starting?: (nowMs: number) => boolean
+  /**
+   * A book of a tier with a tier below it (a regional object's, a location object's leasing
+   * through one): how many horizons ahead it asks for the next window's units, and the least
+   * horizon it plans by while the key is not scarce.
+   */
+  regional?: { leastHorizonMs?: number; aheadHorizons: number }
 }
 
 /** A book's record of a key: what it holds, and the lessor it holds it from. */
@@ -142,6 +151,7 @@ export class LeaseBook {
   readonly #ownStats: ClientStats | undefined
   readonly #handBack: HandBack
   #location: string | undefined
+  #region: Region | undefined
   /** Where in a horizon this book asks on its own, and how long a scarce key stays so. */
   readonly #pacing: Pacing
   /** How long a key goes unused before its units go back (ms). */
@@ -166,10 +176,12 @@ export class LeaseBook {
     this.#pacing = {
       spread: spreadOf(this.id),
       scarceForWindow: options.scarceForWindow ?? false,
+      ...options.regional,
     }
     const startedMs = this.#now()
     this.#starting = options.starting ?? ((nowMs) => nowMs - startedMs < STARTING_MS)
     this.#location = options.location
+    this.#region = options.region
     this.#handBack = new HandBack(
       options.keepAlive ?? keepAliveInRequest,
       options.lapsedGatherMs ?? 0
@@ -197,9 +209,12 @@ export class LeaseBook {
    * Notes where this isolate is (its first request's `cf.colo`; an isolate never moves).
    *
    * @param location - the data center's code, if the request has one
+   * @param region - its region, if the request says (`regionOf`)
    */
-  locate(location: string | undefined): void {
-    this.#location ??= location
+  locate(location: string | undefined, region?: Region): void {
+    if (this.#location !== undefined || location === undefined) return
+    this.#location = location
+    this.#region = region
   }
 
   /** Whether this isolate's location is known. */
@@ -493,6 +508,17 @@ export class LeaseBook {
   }
 
   /**
+   * Whether its lessor passed on the root's word that the key is short (a location object's
+   * book, leasing through its region).
+   *
+   * @param ref - the key
+   */
+  isRootShort(ref: LeaseKey): boolean {
+    const lease = this.#leases.get(ref)
+    return lease !== undefined && this.#now() < (lease.rootShortUntilMs ?? 0)
+  }
+
+  /**
    * How long until units of a key are expected here (ms): the answer to the reservation in
    * flight, or to the next one once the lessor's wait is over, a round trip each, or units held
    * for later becoming spendable, whichever comes first; 0 when this book may ask now and has
@@ -603,7 +629,12 @@ export class LeaseBook {
     )
       return this.#lessorTo
     const location = this.#location ?? UNKNOWN_LOCATION
-    const to = locationUpstream(namespace, location, { stats, timeoutMs, lessee: this.id })
+    const to = locationUpstream(namespace, location, {
+      stats,
+      timeoutMs,
+      lessee: this.id,
+      region: this.#region,
+    })
     // Only once located: until then, a later request may still tell where the isolate is.
     if (this.#location !== undefined) {
       this.#lessorTo = to
@@ -656,9 +687,10 @@ export class LeaseBook {
     lease.plan = undefined
     const { policy } = lease
     const plan = this.#planOf(lease, nowMs)
+    const held = this.#held(lease, nowMs)
     const { units, nextUnits } = askUnits(
       plan,
-      this.#held(lease, nowMs),
+      { ...held, now: held.now - held.ending },
       demand,
       lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs,
       nowMs >= lease.aheadRefusedUntilMs
@@ -727,7 +759,8 @@ export class LeaseBook {
     }
     if (plan.batch + plan.nextBatch === 0 || nowMs < lease.quietUntilMs) return
     // Units held for later in this window (a short key's, its ramp's) come in without an ask.
-    const low = held.now + held.soon < plan.refillBelow
+    // Units whose lease ends before the next ask would come are not held for it.
+    const low = held.now - held.ending + held.soon < plan.refillBelow
     const aheadMissing =
       plan.aheadDue && nowMs >= lease.aheadRefusedUntilMs && held.later < plan.nextBatch / 2
     if (!low && !aheadMissing) return
@@ -737,7 +770,7 @@ export class LeaseBook {
   /** The key's refill plan: the last one while it holds, else a new one. */
   #planOf(lease: BookLease, nowMs: number): RefillPlan {
     if (lease.plan && nowMs < lease.planUntilMs!) return lease.plan
-    const lessee = lesseeState(lease, this.#pacing.spread, this.#now())
+    const lessee = lesseeState(lease, this.#pacing, this.#now())
     const plan = refillPlan(lease.policy, lessee, nowMs)
     // A scarce key's plan changes when its scarcity ends.
     const scarceEndMs = nowMs < lease.scarceUntilMs ? lease.scarceUntilMs : Infinity
@@ -748,7 +781,7 @@ export class LeaseBook {
 
   /** What a key holds now and for later; what lapsed unspent goes back. */
   #held(lease: BookLease, nowMs: number): Held {
-    const held = heldNow(lease, nowMs)
+    const held = heldNow(lease, nowMs, lease.horizonMs)
     if (lease.lapsed) this.#handBack.lapsed(lease)
     return held
   }

@@ -10,6 +10,12 @@ import type { KeyLease } from './key-lease'
 import { asksOnDemand, scarceWaitMs, type LesseeState } from './lease-sizing'
 import type { Reservation } from './reservation'
 
+/**
+ * A lessor of lessors plans by its least horizon only while the root's room left is at least
+ * this many times its demand over that horizon.
+ */
+const STOCKS_OF_ROOM = 20
+
 /** At most how far into a window a root's lessee whose units lapsed at its start asks (ms). */
 const WINDOW_START_SPREAD_MS = 500
 
@@ -19,6 +25,13 @@ export interface Pacing {
   spread: number
   /** A key its lessor found scarce stays so for the rest of its window (a root's lessee). */
   scarceForWindow: boolean
+  /**
+   * A lessor of lessors (a regional object) plans by at least this horizon (ms), the least it
+   * gives its own lessees: it then holds what they ask for between its asks.
+   */
+  leastHorizonMs?: number
+  /** Horizons before a window's end it asks ahead by at the latest (1 by default). */
+  aheadHorizons?: number
 }
 
 /**
@@ -63,16 +76,29 @@ function demandOf(lease: KeyLease): number {
  * What sizes the key's refills.
  *
  * @param lease - the key's lease
- * @param spread - the book's point in a horizon
+ * @param pacing - the book's pacing
  * @param nowMs - the time
  */
-export function lesseeState(lease: KeyLease, spread: number, nowMs: number): LesseeState {
+export function lesseeState(lease: KeyLease, pacing: Pacing, nowMs: number): LesseeState {
+  const scarce = lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs
+  const ratePerMs = demandOf(lease)
+  const leastMs = pacing.leastHorizonMs ?? 0
+  // What a lessor of lessors holds beyond its own horizon is room others lack once the key is
+  // scarce, and when the limit starts to bind it is what the key loses once: so only while the
+  // root has room for many such stocks.
+  const stocked =
+    !scarce &&
+    (lease.snapshot?.remaining ?? Number.POSITIVE_INFINITY) >= STOCKS_OF_ROOM * ratePerMs * leastMs
   return {
-    ratePerMs: demandOf(lease),
-    horizonMs: lease.horizonMs,
+    ratePerMs,
+    horizonMs: stocked ? Math.max(lease.horizonMs, leastMs) : lease.horizonMs,
     roundTripMs: lease.roundTripMs,
-    spread,
-    scarce: lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs,
+    spread: pacing.spread,
+    ...(pacing.aheadHorizons !== undefined ? { aheadHorizons: pacing.aheadHorizons } : {}),
+    ...(pacing.leastHorizonMs !== undefined
+      ? { aheadHorizonMs: Math.max(lease.horizonMs, pacing.leastHorizonMs) }
+      : {}),
+    scarce,
     ...(lease.shortWaitMs !== undefined ? { waitMs: lease.shortWaitMs } : {}),
   }
 }

@@ -8,12 +8,13 @@
  */
 import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LeaseKey, Lot } from './key-lease'
-import { rootUpstream, type Upstream } from './lease-calls'
+import { REGION_PREFIX, regionUpstream, rootUpstream, type Upstream } from './lease-calls'
 import {
   batchSize,
   horizonFor,
   LOCATION_PACING,
   pacingFor,
+  type Pacing,
   SHORT_LOCATION_PACING,
   spreadOf,
 } from './lease-sizing'
@@ -21,6 +22,7 @@ import { LeaseBook, QUIET_MS } from './leases'
 import { unheardDecision } from './lessor-word'
 import { Lessees } from './lessees'
 import type { ObjectNamespace } from './object-name'
+import { isRegion, type Region } from './region'
 import type { LesseeAsk, Reservation } from './reservation'
 import { ClientStats } from './stats'
 
@@ -98,17 +100,65 @@ const REASK_LEAST_MS = 50
 /** The share of an isolate's wait a location's object gives its own call to the root. */
 const BUDGET_SHARE = 0.6
 
+/**
+ * The share of it a location's object gives its call to its region: that hop is short, and the
+ * region's own call to the root, however far, then has its share of the rest.
+ */
+const THROUGH_REGION_BUDGET_SHARE = 0.9
+
+/** A key of at least this rate (units per second) leases through regional objects. */
+export const REGIONAL_RATE_PER_S = 1_000
+
+/**
+ * A regional object's first call to the root, when location objects that just started ask it
+ * (a deploy), goes at its own point of this long (ms): nine regions' first calls are no burst
+ * for the root, but a few tens of ms let a region's first ask carry most of its locations' asks.
+ */
+const REGION_OPENING_MS = 50
+
+/**
+ * A regional object's pacing of its location objects while the root says the key is short:
+ * shorter horizons than a location's object gives its isolates, as what a location holds then
+ * is room the region's other locations lack, and a region has at most a few tens of callers.
+ */
+const REGION_SHORT_PACING: Pacing = {
+  callsPerSecond: 400,
+  minHorizonMs: 100,
+  maxHorizonMs: LOCATION_PACING.maxHorizonMs,
+}
+
+/**
+ * While the key is not scarce, a regional object plans by a horizon of at least this (ms): it
+ * holds a second of its region's demand, so a location whose traffic jumps (a shift between
+ * continents) is served from it rather than after a call to the root.
+ */
+const REGION_LEAST_HORIZON_MS = 1_000
+
+/**
+ * Which tier an object is: a regional object (leasing from the root, serving location objects),
+ * a location's object leasing through its region (a key of at least
+ * {@link REGIONAL_RATE_PER_S}, whose isolates said their region), or one leasing from the root.
+ */
+type Tier = 'region' | 'through-region' | 'location'
+
 /** One location object's lessor state. */
 export class LocationLessor {
-  readonly #book: LeaseBook
+  readonly #name: string
   readonly #lessees = new Lessees()
   readonly #stats: ClientStats
   readonly #now: () => number
+  readonly #startedMs: number
+  readonly #keepAlive: (promise: Promise<unknown>) => void
+  /** Its tier: a region's from its name; a location's from its first ask ({@link #setUp}). */
+  #tier: Tier | undefined
+  /** The region a location's object leases through. */
+  #region: Region | undefined
+  #ownBook: LeaseBook | undefined
   /**
    * Its first call to the root, for isolates that just started, goes no sooner
    * ({@link OPENING_SPREAD_MS}).
    */
-  readonly #opensAtMs: number
+  #opensAtMs: number
   /** Until when it is learning its isolates' demand after a deploy ({@link LEARNING_MS}). */
   #learningUntilMs = 0
   /** The isolates told to ask again at its opening (each told once). */
@@ -124,21 +174,53 @@ export class LocationLessor {
     name: string,
     options: { now?: () => number; keepAlive?: (promise: Promise<unknown>) => void } = {}
   ) {
+    this.#name = name
     this.#now = options.now ?? (() => Date.now())
-    const startedMs = this.#now()
-    this.#stats = new ClientStats(startedMs)
-    this.#opensAtMs = startedMs + spreadOf(name) * OPENING_SPREAD_MS
-    this.#book = new LeaseBook({
-      id: name,
+    this.#startedMs = this.#now()
+    this.#stats = new ClientStats(this.#startedMs)
+    // An object runs on while it has calls in flight: nothing to extend.
+    this.#keepAlive = options.keepAlive ?? (() => undefined)
+    const place = name.slice(name.lastIndexOf('@') + 1)
+    if (place.startsWith(REGION_PREFIX)) this.#tier = 'region'
+    const openingMs = this.#tier === 'region' ? REGION_OPENING_MS : OPENING_SPREAD_MS
+    this.#opensAtMs = this.#startedMs + spreadOf(name) * openingMs
+  }
+
+  /**
+   * A location's object takes its tier from its first ask: through the region the isolate
+   * named when the key's rate is high enough to have many locations, else straight from the
+   * root. Leasing through a region, it opens at once (the root hears from regions only), and
+   * learns its isolates' demand for its first second.
+   */
+  #setUp(policy: LeasablePolicy, ask: LesseeAsk): void {
+    if (this.#tier !== undefined) return
+    const perSecond = (policy.limit * 1000) / policy.periodMs
+    if (isRegion(ask.region) && perSecond >= REGIONAL_RATE_PER_S) {
+      this.#tier = 'through-region'
+      this.#region = ask.region
+      this.#opensAtMs = this.#startedMs
+      this.#learningUntilMs = this.#startedMs + LEARNING_MS
+    } else this.#tier = 'location'
+  }
+
+  /** Its lease book, made once its tier is known (a hand-back before any ask: a location's). */
+  get #book(): LeaseBook {
+    return (this.#ownBook ??= new LeaseBook({
+      id: this.#name,
       now: this.#now,
       stats: this.#stats,
-      scarceForWindow: true,
+      // A region is short of units only until its next grant; the root's word comes through it.
+      scarceForWindow: this.#tier !== 'through-region',
       lapsedGatherMs: LAPSED_GATHER_MS,
       quietMs: LOCATION_QUIET_MS,
       starting: (nowMs) => nowMs < this.#learningUntilMs,
-      // An object runs on while it has calls in flight: nothing to extend.
-      keepAlive: options.keepAlive ?? (() => undefined),
-    })
+      keepAlive: this.#keepAlive,
+      ...(this.#tier === 'region'
+        ? { regional: { leastHorizonMs: REGION_LEAST_HORIZON_MS, aheadHorizons: 3 } }
+        : this.#tier === 'through-region'
+          ? { regional: { aheadHorizons: 2 } }
+          : {}),
+    }))
   }
 
   /**
@@ -159,6 +241,7 @@ export class LocationLessor {
     ask: LesseeAsk
   ): Promise<Reservation> {
     const nowMs = this.#now()
+    this.#setUp(policy, ask)
     this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
     for (const lot of ask.returned ?? []) this.takeBack(root, lease, policy, lot)
     if (ask.spent) this.#book.noteSpent(lease, ask.spent)
@@ -166,7 +249,13 @@ export class LocationLessor {
     if (ask.starting && nowMs < this.#opensAtMs) {
       this.#learningUntilMs = this.#opensAtMs + LEARNING_MS
       // Asked again at the opening, with the demand that came meanwhile.
-      if (this.#opensAtMs - nowMs >= REASK_LEAST_MS && !this.#told.has(ask.lessee)) {
+      // A region's lessees are location objects a short hop away, their demand measured by
+      // their isolates: their asks wait for its opening rather than come again.
+      if (
+        this.#tier !== 'region' &&
+        this.#opensAtMs - nowMs >= REASK_LEAST_MS &&
+        !this.#told.has(ask.lessee)
+      ) {
         this.#told.add(ask.lessee)
         return this.#opensLater(policy, nowMs)
       }
@@ -179,7 +268,10 @@ export class LocationLessor {
     // The root is asked within part of what the isolate waits (a far root's round trip fits),
     // once this object opened, with the rest of that wait.
     const budgetMs = ask.budgetMs ?? Infinity
-    const fullTimeoutMs = Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * budgetMs)
+    const fullTimeoutMs =
+      this.#tier === 'through-region'
+        ? THROUGH_REGION_BUDGET_SHARE * budgetMs
+        : Math.min(LOCATION_TIMEOUT_MS, BUDGET_SHARE * budgetMs)
     const leastTimeoutMs = Math.min(fullTimeoutMs, OPENING_ROOT_TIMEOUT_MS)
     const sendsAtMs = nowMs < this.#learningUntilMs ? this.#opensAtMs + GATHER_MS : 0
     const openingMs = ask.starting
@@ -190,7 +282,7 @@ export class LocationLessor {
     // root is slow under load. (Unreachable, the root's call fails first, at its timeout, and the
     // isolate's fail mode applies.)
     const taken = await this.#book.take(
-      this.#root(root, timeoutMs),
+      this.#lessor(root, timeoutMs),
       ref,
       ask.minUnits,
       this.#wanted(lease, policy, ask, nowMs),
@@ -236,7 +328,10 @@ export class LocationLessor {
       refillInMs,
       // The root's own word only: a wait after an overloaded root (a cold start) says nothing
       // of the room, and would have the isolates deny for the rest of the window.
-      ...(this.#book.isScarce(lease) ? { rootShort: true } : {}),
+      ...(this.#book.isScarce(lease) ||
+      (this.#tier === 'through-region' && this.#book.isRootShort(lease))
+        ? { rootShort: true }
+        : {}),
     }
   }
 
@@ -265,7 +360,7 @@ export class LocationLessor {
    */
   takeBack(root: ObjectNamespace, lease: LeaseKey, policy: LeasablePolicy, lot: Lot): void {
     if (!this.#book.takeBack({ ...lease, policy }, lot))
-      void this.#root(root, LOCATION_TIMEOUT_MS).refund(lease, policy, lot)
+      void this.#lessor(root, LOCATION_TIMEOUT_MS).refund(lease, policy, lot)
     this.#watchIdle()
   }
 
@@ -308,17 +403,23 @@ export class LocationLessor {
   /** The horizon this object gives its isolates, from how many there are and the key's room. */
   #horizonMs(lease: LeaseKey, policy: LeasablePolicy, scarce: boolean, nowMs: number): number {
     // Roomy on the root's word: what this object holds is not room other locations have.
+    const lessees = this.#lessees.count(nowMs)
+    if (this.#tier === 'region' && (scarce || this.#book.isScarce(lease)))
+      return horizonFor(lessees, REGION_SHORT_PACING, policy.periodMs)
     const pacing = scarce
       ? LOCATION_PACING
       : pacingFor(LOCATION_PACING, this.#book.lessorDecision(lease))
-    const lessees = this.#lessees.count(nowMs)
     const usual = horizonFor(lessees, pacing, policy.periodMs)
     return pacing === LOCATION_PACING && this.#book.isScarce(lease)
       ? Math.min(usual, horizonFor(lessees, SHORT_LOCATION_PACING, policy.periodMs))
       : usual
   }
 
-  #root(root: ObjectNamespace, timeoutMs: number): Upstream {
-    return rootUpstream(root, { stats: this.#stats, timeoutMs, lessee: this.#book.id })
+  /** Its own lessor: its region's object, or the key's root. */
+  #lessor(root: ObjectNamespace, timeoutMs: number): Upstream {
+    const options = { stats: this.#stats, timeoutMs, lessee: this.#name }
+    return this.#region !== undefined
+      ? regionUpstream(root, this.#region, options)
+      : rootUpstream(root, options)
   }
 }

@@ -7,6 +7,7 @@
 import type { LeasablePolicy, ReserveAsk } from '../algorithms/reserve'
 import type { LotSpan } from '../algorithms/types'
 import type { Decision, Placement } from '../types'
+import type { Region } from './region'
 
 export type { ReserveAsk } from '../algorithms/reserve'
 
@@ -65,6 +66,8 @@ export interface LesseeAsk extends LeaseAsk {
    * waits less, so the lessee hears why rather than timing out.
    */
   budgetMs?: number
+  /** An isolate's region (`regionOf` in `region.ts`), which a key's object in its location leases through. */
+  region?: Region
 }
 
 /** How long a lessee counts as just started (ms). */

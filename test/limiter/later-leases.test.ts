@@ -115,6 +115,6 @@ describe('units a short key’s lessee holds for later in the window', () => {
       { units: 4, validFromMs: windowMs + MINUTE, validUntilMs: windowMs + 2 * MINUTE },
     ].map((lot) => ({ ...lot, chargedAtMs: windowMs, epoch: 'e' }))
     const lease = { ...ref, lots, lapsed: undefined } as unknown as Parameters<typeof heldNow>[0]
-    expect(heldNow(lease, windowMs + 10_000)).toEqual({ now: 1, soon: 2, later: 4 })
+    expect(heldNow(lease, windowMs + 10_000)).toEqual({ now: 1, soon: 2, later: 4, ending: 0 })
   })
 })

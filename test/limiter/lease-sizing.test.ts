@@ -103,6 +103,19 @@ describe('refillPlan', () => {
     expect(late).toMatchObject({ aheadWanted: true, aheadDue: true, nextBatch: 300 })
   })
 
+  it('asks ahead sooner by the horizons a tier with a tier below it is given, in its own horizon', () => {
+    // 1,000 ms horizon: alone between 1 and 2 s before the end; with two, between 2 and 3 s.
+    const at = (leftMs: number, fields: Partial<LesseeState> = {}) =>
+      refillPlan(window, lessee({ horizonMs: 1_000, spread: 0.5, ...fields }), 11 * MINUTE - leftMs)
+    expect(at(2_400)).toMatchObject({ aheadWanted: false, aheadDue: false })
+    expect(at(2_400, { aheadHorizons: 2 })).toMatchObject({ aheadWanted: true, aheadDue: true })
+    expect(at(2_800, { aheadHorizons: 2 })).toMatchObject({ aheadWanted: true, aheadDue: false })
+    // Timed in a longer horizon than the one its batch is sized by (a region's least).
+    const timed = { horizonMs: 200, aheadHorizons: 2, aheadHorizonMs: 1_000 }
+    expect(at(2_400, timed)).toMatchObject({ aheadWanted: true, aheadDue: true })
+    expect(at(2_400, { horizonMs: 200, aheadHorizons: 2 })).toMatchObject({ aheadDue: false })
+  })
+
   it('holds at least two round trips of demand when the lessor is far', () => {
     // A 50 ms horizon, a 300 ms round trip: two refills' travel is 2 × (2 × 300 + 10) ms.
     const far = refillPlan(window, lessee({ horizonMs: 50, roundTripMs: 300 }), early)

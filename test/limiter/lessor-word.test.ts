@@ -4,6 +4,7 @@ import type { TokenBucketPolicy } from '../../src/algorithms/types'
 import type { KeyLease } from '../../src/limiter/key-lease'
 import { scarceWaitMs } from '../../src/limiter/lease-sizing'
 import {
+  lesseeState,
   paceByAnswer,
   quietDecision,
   snapshotOf,
@@ -154,5 +155,37 @@ describe("a root lessee's first ask of a window", () => {
     const lease = leaseOf(sliding, { lapsed: [lot(WINDOW - MINUTE)] })
     spreadWindowStart(lease, WINDOW + 10, 0.5)
     expect(lease.quietUntilMs).toBe(0)
+  })
+})
+
+describe('lesseeState', () => {
+  const decision = (remaining: number) => ({
+    allowed: true,
+    limit: 6_000,
+    remaining,
+    resetAtMs: WINDOW + MINUTE,
+    retryAfterMs: 0,
+  })
+
+  const pacing = { spread: 0.25, scarceForWindow: true }
+
+  it("is the lease's horizon, for a book with no tier below it", () => {
+    const state = lesseeState(leaseOf(sliding), pacing, WINDOW)
+    expect(state).toMatchObject({ horizonMs: 400, spread: 0.25, scarce: false })
+    expect(state.aheadHorizonMs).toBeUndefined()
+  })
+
+  it("plans a regional object's batch by its least horizon while the key is not scarce, and times its asks ahead by it always", () => {
+    const regional = { ...pacing, leastHorizonMs: 1_000, aheadHorizons: 2 }
+    const roomy = lesseeState(leaseOf(sliding), regional, WINDOW)
+    expect(roomy).toMatchObject({ horizonMs: 1_000, aheadHorizons: 2, aheadHorizonMs: 1_000 })
+    // Scarce: what it held beyond its lessor's horizon would be room other regions lack.
+    const scarce = lesseeState(leaseOf(sliding, { scarceUntilMs: WINDOW + 1 }), regional, WINDOW)
+    expect(scarce).toMatchObject({ horizonMs: 400, scarce: true, aheadHorizonMs: 1_000 })
+    // Nor once the root has room for fewer than 20 such stocks (10 units a second over 1 s).
+    const room = (remaining: number) =>
+      lesseeState(leaseOf(sliding, { snapshot: decision(remaining) }), regional, WINDOW).horizonMs
+    expect(room(200)).toBe(1_000)
+    expect(room(199)).toBe(400)
   })
 })

@@ -2,8 +2,12 @@ import { runInDurableObject } from 'cloudflare:test'
 import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
-import { locationName } from '../../src/limiter/lease-calls'
-import { GATHER_MS, OPENING_SPREAD_MS } from '../../src/limiter/location-lessor'
+import { locationName, REGION_PREFIX } from '../../src/limiter/lease-calls'
+import {
+  GATHER_MS,
+  OPENING_SPREAD_MS,
+  REGIONAL_RATE_PER_S,
+} from '../../src/limiter/location-lessor'
 import { SimNamespace } from '../../tools/scale/namespace'
 import type { ServerObserver } from '../../tools/scale/object-server'
 import { VirtualClock } from '../../tools/scale/virtual-time'
@@ -34,6 +38,39 @@ function locationAtHourStart(key: string) {
 afterEach(() => {
   vi.useRealTimers()
   vi.restoreAllMocks()
+})
+
+describe("a fast key's regional tier", () => {
+  const fast: LeasablePolicy = {
+    algorithm: 'sliding-window',
+    limit: 2 * REGIONAL_RATE_PER_S * 3_600,
+    periodMs: HOUR,
+  }
+
+  it('leases through the region its isolate named: units the region holds were charged at the root', async () => {
+    const { lease, location } = locationAtHourStart('fast')
+    const root = env.LIMITER.getByName(lease.key)
+    const region = env.LIMITER.getByName(locationName(lease.key, `${REGION_PREFIX}weur`))
+    const first = await location.sublease(lease, fast, {
+      lessee: 'isolate-1',
+      units: 50,
+      minUnits: 1,
+      region: 'weur',
+    })
+    expect(first.granted).toBe(50)
+    const charged = fast.limit - (await root.charge(fast, 0)).remaining
+    expect(charged).toBeGreaterThanOrEqual(50)
+    // Another location of the region is served from what the region holds: the root's count
+    // does not move, and never falls short of what the tiers below hold.
+    const other = await region.sublease(lease, fast, {
+      lessee: 'location-2',
+      units: 10,
+      minUnits: 1,
+    })
+    expect(other.granted).toBe(10)
+    expect(fast.limit - (await root.charge(fast, 0)).remaining).toBe(charged)
+    expect(charged).toBeGreaterThanOrEqual(60)
+  })
 })
 
 describe("a location's object", () => {

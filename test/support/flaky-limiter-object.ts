@@ -17,13 +17,15 @@
  * `reserve` (a leased quota's call to the root) throws or hangs the same way, and otherwise
  * grants like the real object. As a key's object in one location (`sublease`, named
  * `<root>@<location>`), a root name starting `loc-<fault>` picks how the location fails (see
- * `sublease`); otherwise it works as the real one, its root being an object of this class.
+ * `sublease`), and as a key's regional object (`<root>@region:<hint>`) one starting
+ * `reg-<fault>`; otherwise it works as the real one, its root being an object of this class.
  */
 import { DurableObject } from 'cloudflare:workers'
 import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
 import { reserveKey, type LeasablePolicy } from '../../src/algorithms/reserve'
 import type { ObjectNamespace } from '../../src/limiter/object-name'
 import type { LeaseKey } from '../../src/limiter/key-lease'
+import { REGION_PREFIX } from '../../src/limiter/lease-calls'
 import { LocationLessor } from '../../src/limiter/location-lessor'
 import type { LesseeAsk, Reservation } from '../../src/limiter/reservation'
 import type { Decision } from '../../src/types'
@@ -111,11 +113,13 @@ export class FlakyLimiterObject extends DurableObject {
   async sublease(lease: LeaseKey, policy: LeasablePolicy, ask: LesseeAsk): Promise<Reservation> {
     const name = this.ctx.id.name ?? ''
     const calls = this.#count('sublease-calls')
-    if (name.startsWith('loc-hangs')) await new Promise(() => {})
-    if (name.startsWith('loc-throws')) throw new Error(`flaky location ${name} failed`)
-    if (name.startsWith('loc-overloaded'))
-      throw flagged(`flaky location ${name}: overloaded`, { retryable: true, overloaded: true })
-    if (name.startsWith('loc-restarts') && calls === 1)
+    // A regional object (`<root>@region:<hint>`) of a root named `reg-<fault>` fails as it says.
+    const tier = name.includes(`@${REGION_PREFIX}`) ? 'reg' : 'loc'
+    if (name.startsWith(`${tier}-hangs`)) await new Promise(() => {})
+    if (name.startsWith(`${tier}-throws`)) throw new Error(`flaky ${tier} ${name} failed`)
+    if (name.startsWith(`${tier}-overloaded`))
+      throw flagged(`flaky ${tier} ${name}: overloaded`, { retryable: true, overloaded: true })
+    if (name.startsWith(`${tier}-restarts`) && calls === 1)
       throw flagged('Durable Object reset because its code was updated.', {
         retryable: true,
         durableObjectReset: true,

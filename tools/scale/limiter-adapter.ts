@@ -15,6 +15,7 @@ import { charge, type ChargeCall, type ChargeResult } from '../../src/limiter/cl
 import { LimiterIsolate } from '../../src/limiter/isolate'
 import { LeaseBook } from '../../src/limiter/leases'
 import type { LimiterNamespace } from '../../src/limiter/limiter-namespace'
+import type { Region } from '../../src/limiter/region'
 import { nameOf } from '../../src/limiter/object-name'
 import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
 import { ClientStats } from '../../src/limiter/stats'
@@ -38,6 +39,8 @@ export interface IsolateSeat {
   readonly location: number
   /** The location's name, as `request.cf.colo` would give it. */
   readonly colo: string
+  /** Its region, as `regionOf(request.cf)` would give it. */
+  readonly region: Region
   /** The `LIMITER` binding as this isolate sees it: calls pay the delay from its location. */
   readonly namespace: NamespaceView
 }
@@ -101,6 +104,7 @@ class LeasedClient implements LimiterClient {
       keepAlive: ignoreFailure,
       stats: SEAT_STATS,
       location: seat.colo,
+      region: seat.region,
       id: `isolate-${seat.id}`,
     })
     this.#namespace = namespace

@@ -103,7 +103,13 @@ export async function runScale(
       weights: () => arrivals.weights,
       makeClient: (location, id) =>
         limiterClient(
-          { id, location, colo: world.locations[location]!.name, namespace: views[location]! },
+          {
+            id,
+            location,
+            colo: world.locations[location]!.name,
+            region: world.locations[location]!.region,
+            namespace: views[location]!,
+          },
           options.mode
         ),
     })
