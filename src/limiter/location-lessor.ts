@@ -111,7 +111,7 @@ export const REGIONAL_RATE_PER_S = 1_000
 
 /**
  * A regional object's first call to the root, when location objects that just started ask it
- * (a deploy), goes at its own point of this long (ms): nine regions' first calls are no burst
+ * (a deploy), goes at its own point of this long (ms): eleven regions' first calls are no burst
  * for the root, but a few tens of ms let a region's first ask carry most of its locations' asks.
  */
 const REGION_OPENING_MS = 50
