@@ -68,8 +68,22 @@ export interface RequestFacts {
 export type FailMode = 'open' | 'closed'
 
 /** Cloudflare's location hints: where a Durable Object is created, if it does not exist yet. */
-export type LocationHint =
-  'wnam' | 'enam' | 'sam' | 'weur' | 'eeur' | 'apac' | 'apac-ne' | 'apac-se' | 'oc' | 'afr' | 'me'
+export const LOCATION_HINTS = [
+  'wnam',
+  'enam',
+  'sam',
+  'weur',
+  'eeur',
+  'apac',
+  'apac-ne',
+  'apac-se',
+  'oc',
+  'afr',
+  'me',
+] as const
+
+/** A location hint (see {@link LOCATION_HINTS}). */
+export type LocationHint = (typeof LOCATION_HINTS)[number]
 
 /** Cloudflare's jurisdictions: where a Durable Object runs and stores its data, always. */
 export type Jurisdiction = 'eu' | 'fedramp' | 'fedramp-high' | 'us'

@@ -6,24 +6,12 @@
  * client's region stands for the location's; a wrong guess costs a longer hop, never a unit.
  */
 
-import type { LocationHint } from '../types'
+import { LOCATION_HINTS, type LocationHint } from '../types'
 
 /** A location-hint region. */
 export type Region = LocationHint
 
-const REGIONS: ReadonlySet<string> = new Set<Region>([
-  'wnam',
-  'enam',
-  'sam',
-  'weur',
-  'eeur',
-  'apac',
-  'apac-ne',
-  'apac-se',
-  'oc',
-  'afr',
-  'me',
-])
+const REGIONS: ReadonlySet<string> = new Set(LOCATION_HINTS)
 
 /** Asian countries by hint other than `apac` (the rest of Asia, India among them). */
 const ASIA: ReadonlyMap<string, Region> = new Map([

@@ -4,23 +4,8 @@
  * jurisdiction (where its objects always run and store data).
  */
 import * as v from 'valibot'
-import type { Jurisdiction, LocationHint, Placement } from '../types'
+import { LOCATION_HINTS, type Jurisdiction, type LocationHint, type Placement } from '../types'
 import { show, type Issue } from './schema-parts'
-
-/** Cloudflare's location hints. */
-export const LOCATION_HINTS = [
-  'wnam',
-  'enam',
-  'sam',
-  'weur',
-  'eeur',
-  'apac',
-  'apac-ne',
-  'apac-se',
-  'oc',
-  'afr',
-  'me',
-] as const satisfies readonly LocationHint[]
 
 /** Cloudflare's Durable Object jurisdictions. */
 export const JURISDICTIONS = [

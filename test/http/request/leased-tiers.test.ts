@@ -1,42 +1,26 @@
 import { env } from 'cloudflare:workers'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { UNENFORCED_HEADER } from '../../../src/http/request/rate-limit'
-import type { LimiterNamespace } from '../../../src/limiter/client'
-import { client, rules } from '../../support/http'
+import { flakyLeased, quietConsole } from '../../support/flaky-leased'
 
 // Leased quotas pass through two tiers: the isolate's location object, then the key's root
 // object. Each can fail (the rule id picks how, see `FlakyLimiterObject`); the request gets its
 // rule's fail mode, and a tier that was only restarted costs nothing.
 
-const flaky = (c: { env: { FLAKY_LIMITER: unknown } }) => c.env.FLAKY_LIMITER as LimiterNamespace
-let serial = 0
-
 /** A leased rule on one global key whose objects fail as `fault` says. */
 function leasedThrough(fault: string, failMode: 'open' | 'closed') {
-  const id = `${fault}-${failMode}-${serial++}`
-  const send = client({
-    limiter: flaky,
-    timeoutMs: 300,
-    rules: rules({
-      id,
-      key: [],
-      algorithm: 'sliding-window',
-      limit: 10,
-      period: '1h',
-      consistency: 'leased',
-      failMode,
-    }),
-  })
+  const { id, send } = flakyLeased(
+    fault,
+    failMode,
+    { limit: 10, period: '1h' },
+    { ip: '203.0.113.70' }
+  )
   const root = env.FLAKY_LIMITER.getByName(id)
   const location = env.FLAKY_LIMITER.getByName(`${id}@local`)
-  return { send: () => send('/x', { ip: '203.0.113.70' }), root, location }
+  return { send, root, location }
 }
 
-beforeEach(() => {
-  vi.spyOn(console, 'warn').mockImplementation(() => {})
-  vi.spyOn(console, 'error').mockImplementation(() => {})
-})
-afterEach(() => vi.restoreAllMocks())
+quietConsole()
 
 describe('leased quotas when a tier fails', () => {
   it.each([

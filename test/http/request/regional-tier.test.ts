@@ -1,10 +1,9 @@
 import { env } from 'cloudflare:workers'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { UNENFORCED_HEADER } from '../../../src/http/request/rate-limit'
-import type { LimiterNamespace } from '../../../src/limiter/client'
 import { REGION_PREFIX } from '../../../src/limiter/lease-calls'
 import { REGIONAL_RATE_PER_S } from '../../../src/limiter/location-lessor'
-import { client, rules } from '../../support/http'
+import { flakyLeased, quietConsole } from '../../support/flaky-leased'
 
 // A key of a high rate passes through three tiers: the isolate's location object, the key's
 // object in the isolate's region (from `request.cf`), then the key's root object. The regional
@@ -13,34 +12,15 @@ import { client, rules } from '../../support/http'
 // so this file's isolate knows its location and region from the first.
 const FRANKFURT = { colo: 'FRA', continent: 'EU', country: 'DE', longitude: '8.68' }
 
-const flaky = (c: { env: { FLAKY_LIMITER: unknown } }) => c.env.FLAKY_LIMITER as LimiterNamespace
-let serial = 0
-
 /** A leased rule on one global key, at `perSecond`, whose regional object fails as `fault` says. */
 function leasedThroughRegion(fault: string, failMode: 'open' | 'closed', perSecond: number) {
-  const id = `${fault}-${failMode}-${serial++}`
-  const send = client({
-    limiter: flaky,
-    timeoutMs: 300,
-    rules: rules({
-      id,
-      key: [],
-      algorithm: 'sliding-window',
-      limit: perSecond * 60,
-      period: '60s',
-      consistency: 'leased',
-      failMode,
-    }),
-  })
+  const limit = { limit: perSecond * 60, period: '60s' }
+  const { id, send } = flakyLeased(fault, failMode, limit, { ip: '203.0.113.71', cf: FRANKFURT })
   const region = env.FLAKY_LIMITER.getByName(`${id}@${REGION_PREFIX}weur`)
-  return { send: () => send('/x', { ip: '203.0.113.71', cf: FRANKFURT }), region }
+  return { send, region }
 }
 
-beforeEach(() => {
-  vi.spyOn(console, 'warn').mockImplementation(() => {})
-  vi.spyOn(console, 'error').mockImplementation(() => {})
-})
-afterEach(() => vi.restoreAllMocks())
+quietConsole()
 
 describe('leased quotas when the regional tier fails', () => {
   it.each([
