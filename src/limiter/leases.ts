@@ -51,6 +51,7 @@ import {
   type RefillPlan,
 } from './lease-sizing'
 import {
+  demandRate,
   lesseeState,
   paceByAnswer,
   quietDecision,
@@ -700,7 +701,8 @@ export class LeaseBook {
     const spent = lease.spent
     lease.spent = undefined
     this.#handBack.sentWithAsk(lease)
-    const ratePerMs = lease.rate ?? lease.provisionalRate
+    // Its lessor sizes and paces this book by it.
+    const ratePerMs = demandRate(lease)
     const ask = {
       units,
       minUnits: need,

@@ -64,12 +64,18 @@ function rootShortUntil(policy: LeasablePolicy, nowMs: number, horizonMs: number
 }
 
 /**
- * The key's demand here (units per ms): what its lessees report, else what it measured.
+ * The key's demand here (units per ms): what its lessees report, else what it measured;
+ * `undefined` before either. A lessor of lessees measures the units they ask for, batches
+ * ahead of their spending: its lessees' reports are its demand.
  *
  * @param lease - the key's lease
  */
+export function demandRate(lease: KeyLease): number | undefined {
+  return lease.reportedRate ?? lease.rate ?? lease.provisionalRate
+}
+
 function demandOf(lease: KeyLease): number {
-  return lease.reportedRate ?? lease.rate ?? lease.provisionalRate ?? 0
+  return demandRate(lease) ?? 0
 }
 
 /**

@@ -11,6 +11,8 @@ const SECOND = 1_000
 /** The small key of the scale simulator: 10 a second. */
 const small: LeasablePolicy = { algorithm: 'sliding-window', limit: 10, periodMs: SECOND }
 const start = 100 * SECOND
+/** A key with room for what a lessor of lessees asks for. */
+const roomy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, periodMs: 60_000 }
 
 function decision(allowed: boolean): Decision {
   return { allowed, limit: 10, remaining: allowed ? 3 : 0, resetAtMs: 0, retryAfterMs: 0 }
@@ -159,5 +161,27 @@ describe('a lessee that sees few requests', () => {
     expect(to.asks).toHaveLength(2)
     to.answers[1]!({})
     expect((await second).decision.allowed).toBe(true)
+  })
+})
+
+describe('a lessor of lessees (a location or regional object)', () => {
+  it("asks with its lessees' reported demand, not with the rate of their asks", async () => {
+    const clock = { ms: start }
+    const book = bookAt(clock)
+    const to = heldLessor(clock)
+    // A location's object: its isolates report 0.5 a ms and ask for batches of 200.
+    const reported: LeaseRef = { ...ref, policy: roomy, ratePerMs: 0.5 }
+    const first = book.take(to.upstream, reported, 1, 200)
+    await Promise.resolve()
+    clock.ms += 50
+    to.answers[0]!({})
+    await first
+    for (let i = 0; i < 40 && to.asks.length < 2; i++) {
+      clock.ms += 10
+      await book.take(to.upstream, reported, 1, 200)
+    }
+    // Its own measure reads 200 units each 10 ms (20 a ms): batches, not spending.
+    expect(to.asks.length).toBeGreaterThanOrEqual(2)
+    expect(to.asks.at(-1)!.ratePerMs).toBe(0.5)
   })
 })

@@ -28,6 +28,15 @@ export const OBJECT_CLASS = RateLimiterObject
 /** How requests are decided. */
 export type Mode = 'exact' | 'leased'
 
+/**
+ * The object an isolate that just started calls first: in leased mode its location's object
+ * (the key's object in its colo), in exact mode the key's root.
+ */
+export const CALLS_FIRST: Readonly<Record<Mode, 'location' | 'root'>> = {
+  exact: 'root',
+  leased: 'location',
+}
+
 /** What the simulator tells the adapter about one isolate. */
 export interface IsolateSeat {
   /**

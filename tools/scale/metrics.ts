@@ -55,6 +55,8 @@ export class Metrics implements ServerObserver {
   readonly #overloaded: Int32Array
   readonly #latency: Histogram
   readonly #wait: Histogram
+  /** Each isolate's first request, for isolates started after the warm-up: wait, round trip. */
+  readonly #coldWaits: [waitMs: number, roundTripMs: number][] = []
 
   /**
    * @param policy - the limit
@@ -102,6 +104,21 @@ export class Metrics implements ServerObserver {
     const atMs = verdict.decidedAtMs ?? nowMs
     if (verdict.allowed) this.judge.admitted(atMs, cost)
     else this.judge.denied(atMs, cost)
+  }
+
+  /**
+   * The first request of an isolate started after the warm-up was decided.
+   *
+   * @param waitMs - from its arrival to its decision
+   * @param roundTripMs - the isolate's round trip to the object it calls first
+   */
+  coldIsolate(waitMs: number, roundTripMs: number): void {
+    this.#coldWaits.push([waitMs, roundTripMs])
+  }
+
+  /** The first requests of isolates started after the warm-up (see {@link coldIsolate}). */
+  get coldWaits(): readonly (readonly [waitMs: number, roundTripMs: number])[] {
+    return this.#coldWaits
   }
 
   arrived(name: string, atMs: number): void {

@@ -22,6 +22,7 @@ const COLUMNS = [
   ['local %', 7],
   ['p50 ms', 6],
   ['p99 ms', 6],
+  ['cold ms', 7],
   ['wall s', 6],
 ] as const
 
@@ -55,6 +56,7 @@ export function tableRow(s: Summary): string {
     percent(s.localShare, 1),
     String(s.latencyMs.p50 ?? '-'),
     String(s.latencyMs.p99 ?? '-'),
+    String(s.coldIsolates.waitMs.p99 ?? '-'),
     s.wallSeconds.toFixed(1),
   ]
   return cells

@@ -7,7 +7,9 @@
  */
 import { Fleet } from './fleet'
 import {
+  CALLS_FIRST,
   limiterClient,
+  type LimiterClient,
   OBJECT_CLASS,
   rootObjectName,
   type SimRequest,
@@ -101,8 +103,8 @@ export async function runScale(
       meanLifeMs: options.meanLifeS * 1000,
       random: stream(options.seed, 'fleet'),
       weights: () => arrivals.weights,
-      makeClient: (location, id) =>
-        limiterClient(
+      makeClient: (location, id) => {
+        const client = limiterClient(
           {
             id,
             location,
@@ -111,7 +113,21 @@ export async function runScale(
             namespace: views[location]!,
           },
           options.mode
-        ),
+        )
+        if (clock.nowMs < START_MS + options.warmupS * 1000) return client
+        // One round trip to the object it calls first (its location's, or the key's root): there,
+        // the object's service time, and back.
+        const to = () =>
+          CALLS_FIRST[options.mode] === 'root'
+            ? (namespace.object(root)?.location ?? location)
+            : location
+        return watchFirst(client, clock, (waitMs) =>
+          metrics.coldIsolate(
+            waitMs,
+            world.oneWayMs(location, to()) + options.serviceMs + world.oneWayMs(to(), location)
+          )
+        )
+      },
     })
     if (plan.restartAtMs !== undefined)
       clock.at(START_MS + plan.restartAtMs, () =>
@@ -133,6 +149,33 @@ export async function runScale(
       wallSeconds: (performance.now() - wallStart) / 1000,
     }),
     rows: metrics.rows(options.seconds),
+  }
+}
+
+/**
+ * The client, reporting how long its first request waited (an isolate that just started).
+ *
+ * @param client - the isolate's client
+ * @param clock - the run's clock
+ * @param report - told the first request's wait (ms)
+ */
+function watchFirst(
+  client: LimiterClient,
+  clock: VirtualClock,
+  report: (waitMs: number) => void
+): LimiterClient {
+  let first = true
+  return {
+    decide(request) {
+      const verdict = client.decide(request)
+      if (!first) return verdict
+      first = false
+      const arrivedMs = clock.nowMs
+      const done = () => report(clock.nowMs - arrivedMs)
+      if (verdict instanceof Promise) verdict.then(done, done)
+      else report(0)
+      return verdict
+    },
   }
 }
 

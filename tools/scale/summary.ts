@@ -52,6 +52,17 @@ export interface Summary {
   localShare: number
   /** Arrival to decision (virtual ms; a decision in the isolate takes 0). */
   latencyMs: { p50: number | null; p99: number | null; p999: number | null }
+  /**
+   * The first request of each isolate started after the warm-up (churn): how long it waited
+   * (ms), and how much longer than one round trip to the object it called first (its
+   * location's in leased mode, the key's root in exact mode: there, one service time, back),
+   * which is that object's queue, or its own call up the tiers.
+   */
+  coldIsolates: {
+    count: number
+    waitMs: Quantiles
+    overRoundTripMs: Quantiles
+  }
   /** Requests let through because no decision could be had. */
   failedOpen: number
   /** Isolates started by churn. */
@@ -134,6 +145,7 @@ export function summarise(options: RunOptions, metrics: Metrics, facts: RunFacts
       p99: metrics.latencyMs(0.99, from, to),
       p999: metrics.latencyMs(0.999, from, to),
     },
+    coldIsolates: coldIsolates(metrics.coldWaits),
     failedOpen: total((r) => r.failedOpen),
     isolatesStarted: facts.isolatesStarted,
     logged: facts.logged,
@@ -192,6 +204,37 @@ export function windowShare(
     if (i > 0) min = Math.min(min, a / i)
   }
   return ideal > 0 ? { mean: admitted / ideal, min } : null
+}
+
+/** Median, 99th percentile and most; `null` for none. */
+interface Quantiles {
+  p50: number | null
+  p99: number | null
+  max: number | null
+}
+
+/**
+ * The cold isolates' first waits, summed up.
+ *
+ * @param waits - each one's wait and its round trip (ms)
+ */
+export function coldIsolates(
+  waits: readonly (readonly [waitMs: number, roundTripMs: number])[]
+): Summary['coldIsolates'] {
+  return {
+    count: waits.length,
+    waitMs: quantiles(waits.map(([waitMs]) => waitMs)),
+    overRoundTripMs: quantiles(
+      waits.map(([waitMs, roundTripMs]) => Math.max(0, waitMs - roundTripMs))
+    ),
+  }
+}
+
+function quantiles(values: number[]): Quantiles {
+  const sorted = values.sort((a, b) => a - b)
+  const at = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? null
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? null }
 }
 
 function share(part: number, whole: number): number {

@@ -45,6 +45,9 @@ describe('a simulated run', () => {
     // 2,000 requests/s for 4 s, with churn (mean life 2 s).
     expect(a.summary.requests).toBeGreaterThan(5_000)
     expect(a.summary.isolatesStarted).toBeGreaterThan(10)
+    // Those started after the warm-up: each one's first wait.
+    expect(a.summary.coldIsolates.count).toBeGreaterThan(10)
+    expect(a.summary.coldIsolates.count).toBeLessThanOrEqual(a.summary.isolatesStarted)
   })
 
   it(
