@@ -752,9 +752,10 @@ export class LeaseBook {
     const { policy } = lease
     const plan = this.#planOf(lease, nowMs)
     // Too much held (demand fell, or was overestimated): the excess goes back now, where
-    // other lessees can spend it.
+    // other lessees can spend it. Not while starting: its demand is not measured yet, and its
+    // lessor granted it more than it asked for its lessees' first stocks.
     const excess = held.now - plan.keepAtMost
-    if (excess > 0 && plan.batch > 0) {
+    if (excess > 0 && plan.batch > 0 && !this.#starting(nowMs)) {
       const lot = takeUnits(lease, excess, nowMs)
       this.#handBack.run(lease.to.refund(lease, policy, lot))
       return

@@ -88,3 +88,61 @@ describe('an isolate whose location object opens later (a deploy)', () => {
     expect(to.asks).toHaveLength(2)
   })
 })
+
+describe('a lessor of lessees that just started (a deploy)', () => {
+  /** A root that grants eight times each ask (a starting lessee's, while the key is roomy). */
+  function generousRoot(clock: { ms: number }) {
+    const refunds: number[] = []
+    const upstream: Upstream = {
+      timeoutMs: 1_000,
+      reserve(_lease, _policy, ask): Promise<Reservation> {
+        return Promise.resolve({
+          granted: 8 * ask.units,
+          decision: {
+            allowed: true,
+            limit: 1_000_000,
+            remaining: 0,
+            resetAtMs: 0,
+            retryAfterMs: 0,
+          },
+          chargedAtMs: clock.ms,
+          validUntilMs: start + HOUR,
+          epoch: 'e',
+          horizonMs: 250,
+          scarce: false,
+        })
+      },
+      refund: (_lease, _policy, lot) => {
+        refunds.push(lot.units)
+        return Promise.resolve()
+      },
+    }
+    return { upstream, refunds }
+  }
+
+  it('keeps what its lessor granted beyond its plan while starting, and hands the excess back after', async () => {
+    const clock = { ms: start }
+    const book = new LeaseBook({
+      id: 'region',
+      now: () => clock.ms,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+      starting: (nowMs) => nowMs < start + 1_000,
+    })
+    const root = generousRoot(clock)
+    // Its lessees report 0.1 a ms: a batch of about 25 units over the 250 ms horizon.
+    const reported: LeaseRef = { ...ref, ratePerMs: 0.1 }
+    expect((await book.take(root.upstream, reported, 1, 100)).granted).toBe(100)
+    for (let i = 0; i < 5; i++) {
+      clock.ms += 10
+      await book.take(root.upstream, reported, 1, 10)
+    }
+    await book.settled()
+    expect(root.refunds).toEqual([])
+    clock.ms = start + 1_000
+    await book.take(root.upstream, reported, 1, 10)
+    await book.settled()
+    expect(root.refunds).toHaveLength(1)
+    expect(root.refunds[0]).toBeGreaterThan(500)
+  })
+})

@@ -206,7 +206,7 @@ describe('RateLimiterObject', () => {
     }
   )
 
-  it('as a root, grants a starting lessee four times its ask while the key keeps half its room', async () => {
+  it('as a root, grants a starting lessee eight times its ask while the key keeps half its room', async () => {
     const policy: LeasablePolicy = { ...hourly, limit: 10_000 }
     const stub = env.LIMITER.getByName('root-starting')
     const ask = (units: number, starting?: true) =>
@@ -216,12 +216,12 @@ describe('RateLimiterObject', () => {
         minUnits: 1,
         ...(starting ? { starting } : {}),
       })
-    expect((await ask(100, true)).granted).toBe(400)
+    expect((await ask(100, true)).granted).toBe(800)
     // Not once it has started.
-    expect((await ask(4_200)).granted).toBe(4_200)
-    // 5,400 left: four times 100 leaves half.
-    expect((await ask(100, true)).granted).toBe(400)
-    // 5,000 left: four times 100 would leave less than half, so the ask as it is.
+    expect((await ask(3_400)).granted).toBe(3_400)
+    // 5,800 left: eight times 100 leaves half.
+    expect((await ask(100, true)).granted).toBe(800)
+    // 5,000 left: eight times 100 would leave less than half, so the ask as it is.
     expect((await ask(100, true)).granted).toBe(100)
     // A bucket's held tokens are taken from its burst: no more than asked.
     const tokens: LeasablePolicy = { ...bucket, limit: 1_000, burst: 1_000 }
