@@ -430,3 +430,25 @@ function shareOver(
   const scale = Math.min(1, limitPerMs / Math.max(totalPerMs ?? 0, ratePerMs))
   return spanMs * ratePerMs * scale
 }
+
+/**
+ * What one take is given of the units a book holds (or a grant just landed with) when other
+ * takes wait for them too: all it wants when none does, else its share in proportion to what
+ * each wants, never less than it needs. Served whole in turn, the first takes a lessor woke
+ * (a location's object for its isolates' batches) spent a grant, and those after them, needing
+ * a unit or two, waited for the next round trip to the root.
+ *
+ * @param available - units held (at least `need`)
+ * @param need - what the take needs
+ * @param want - what it asks for at most
+ * @param othersWant - what the other waiting takes ask for at most, together
+ */
+export function shareOfHeld(
+  available: number,
+  need: number,
+  want: number,
+  othersWant: number
+): number {
+  if (othersWant <= 0) return Math.min(want, available)
+  return Math.min(want, Math.max(need, Math.floor((available * want) / (want + othersWant))))
+}

@@ -47,6 +47,7 @@ import {
   planStableUntilMs,
   refillPlan,
   samePolicy,
+  shareOfHeld,
   spreadOf,
   type RefillPlan,
 } from './lease-sizing'
@@ -394,7 +395,10 @@ export class LeaseBook {
     const lot = sameSpan(lease.lots, { epoch, validFromMs: chargedAtMs, validUntilMs })
     if (!lot || lot.units < min) return undefined
     const nowMs = this.#now()
-    const units = validUntilMs > nowMs ? Math.min(max, lot.units) : min
+    const units =
+      validUntilMs > nowMs
+        ? shareOfHeld(lot.units, min, max, lease.waiting + lease.waitingExtra)
+        : min
     lot.units -= units
     lease.demandSinceReserve += max
     const held = this.#held(lease, nowMs)
@@ -417,7 +421,7 @@ export class LeaseBook {
     if (held.now < min && this.#pacing.scarceForWindow)
       spreadWindowStart(lease, nowMs, this.#pacing.spread)
     if (held.now >= min) {
-      const units = Math.min(max, held.now)
+      const units = shareOfHeld(held.now, min, max, lease.waiting + lease.waitingExtra)
       lease.demandSinceReserve += max
       // Taken before a refill is planned: a refill may hand back what is held beyond need.
       const lot = units > 0 ? takeUnits(lease, units, nowMs) : undefined

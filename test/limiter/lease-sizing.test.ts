@@ -12,6 +12,7 @@ import {
   refillPlan,
   ROOT_PACING,
   scarceWaitMs,
+  shareOfHeld,
   spreadOf,
   type LesseeState,
   type RefillPlan,
@@ -233,5 +234,44 @@ describe('rampShare', () => {
 
   it('caps nothing for a lessee that did not say its demand', () => {
     expect(rampShare(hot, undefined, 150)).toBeUndefined()
+  })
+})
+
+describe('shareOfHeld', () => {
+  it('gives a take all it wants when none waits beside it', () => {
+    expect(shareOfHeld(100, 1, 50, 0)).toBe(50)
+    expect(shareOfHeld(30, 1, 50, 0)).toBe(30)
+  })
+
+  it('shares by what each wants among takes woken in turn, never below a need', () => {
+    // Three takes wanting 60, 30 and 10 of a grant of 50, woken in that order.
+    const wants = [60, 30, 10]
+    let left = 50
+    const given = wants.map((want, i) => {
+      const others = wants.slice(i + 1).reduce((a, b) => a + b, 0)
+      const units = shareOfHeld(left, 1, want, others)
+      left -= units
+      return units
+    })
+    expect(given).toEqual([30, 15, 5])
+    // A need above its share is met whole.
+    expect(shareOfHeld(10, 5, 50, 1_000)).toBe(5)
+  })
+
+  it('never gives more than is held, nor less than the need, nor more than wanted', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        (need, extra, spare, othersWant) => {
+          const want = need + extra
+          const available = need + spare
+          const units = shareOfHeld(available, need, want, othersWant)
+          return units >= need && units <= want && units <= available
+        }
+      )
+    )
   })
 })

@@ -213,19 +213,19 @@ describe("a location's object", () => {
     expect(await heldAtRoot()).toBe(second.granted)
   })
 
-  it('asks the root, for isolates that wait behind its call, what they all want', async () => {
+  it('shares its call to the root with the isolates that came while it travelled, none waiting for another', async () => {
     const { lease, location } = locationAtHourStart('behind')
     const roomy: LeasablePolicy = { ...policy, limit: 1_000 }
     const reserve = vi.spyOn(RateLimiterObject.prototype, 'reserve')
     const ask = (lessee: string) =>
       location.sublease(lease, roomy, { lessee, units: 50, minUnits: 1, ratePerMs: 1e-4 })
     // Three isolates at once (batches of 50, though their demand has the location hold nothing
-    // of its own): the first call is for the first one's batch; the two that came while it
-    // travelled are asked for together, not one call each.
+    // of its own): the call is for the first one's batch, and the two that came while it
+    // travelled share it by what each wants rather than wait for a call of their own.
     const answers = await Promise.all([ask('isolate-1'), ask('isolate-2'), ask('isolate-3')])
-    expect(answers.map((answer) => answer.granted)).toEqual([50, 50, 50])
-    expect(reserve).toHaveBeenCalledTimes(2)
-    expect(reserve.mock.calls[1]![1].units).toBeGreaterThanOrEqual(100)
+    expect(answers.map((answer) => answer.granted)).toEqual([16, 17, 17])
+    expect(reserve).toHaveBeenCalledTimes(1)
+    expect(reserve.mock.calls[0]![1].units).toBe(50)
   })
 
   it('just started and asked by isolates that just started (a deploy), tells them to ask again at its own point of its first moments, then calls the root once for all of them', async () => {

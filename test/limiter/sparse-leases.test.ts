@@ -165,6 +165,22 @@ describe('a lessee that sees few requests', () => {
 })
 
 describe('a lessor of lessees (a location or regional object)', () => {
+  it('shares a grant among the takes that waited for it by what each wants', async () => {
+    const clock = { ms: start }
+    const book = bookAt(clock)
+    const to = heldLessor(clock)
+    const reported: LeaseRef = { ...ref, policy: roomy, ratePerMs: 0.5 }
+    // Three lessees' asks, each needing a unit and wanting a batch, behind one call.
+    const taken = [600, 300, 100].map((want) => book.take(to.upstream, reported, 1, want))
+    await Promise.resolve()
+    expect(to.asks).toHaveLength(1)
+    to.answers[0]!({ granted: 500 })
+    const granted = (await Promise.all(taken)).map((take) => take.granted)
+    // Served whole in turn, the first would take all 500 and the others wait for another call.
+    expect(granted).toEqual([300, 150, 50])
+    expect(to.asks).toHaveLength(1)
+  })
+
   it("asks with its lessees' reported demand, not with the rate of their asks", async () => {
     const clock = { ms: start }
     const book = bookAt(clock)
