@@ -117,16 +117,15 @@ export async function runScale(
         if (clock.nowMs < START_MS + options.warmupS * 1000) return client
         // One round trip to the object it calls first (its location's, or the key's root): there,
         // the object's service time, and back.
-        const to = () =>
-          CALLS_FIRST[options.mode] === 'root'
-            ? (namespace.object(root)?.location ?? location)
-            : location
-        return watchFirst(client, clock, (waitMs) =>
-          metrics.coldIsolate(
-            waitMs,
-            world.oneWayMs(location, to()) + options.serviceMs + world.oneWayMs(to(), location)
-          )
-        )
+        return watchFirst(client, clock, (waitMs) => {
+          const to =
+            CALLS_FIRST[options.mode] === 'root'
+              ? (namespace.object(root)?.location ?? location)
+              : location
+          const roundTripMs =
+            world.oneWayMs(location, to) + options.serviceMs + world.oneWayMs(to, location)
+          metrics.coldIsolate(waitMs, roundTripMs)
+        })
       },
     })
     if (plan.restartAtMs !== undefined)
