@@ -8,6 +8,11 @@ import type { Decision } from '../types'
 interface PolicyOptions {
   /** After a denial, keep the key blocked this long (the penalty box). */
   penaltyMs?: number
+  /**
+   * The tier a rule's `tiers` gave the request, if any: the key's object tells one version of a
+   * tier's policy from another by it (`key-record.ts`), and a lease book keeps a lease per tier.
+   */
+  tier?: string
 }
 
 /** Sliding-window counter: at most `limit` units in any window of `periodMs` (approximately). */

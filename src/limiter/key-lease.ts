@@ -81,16 +81,6 @@ export interface KeyLease extends LeaseKey {
 }
 
 /**
- * The map key of a rule's limit key.
- *
- * @param ruleId - the rule
- * @param key - the limit key
- */
-export function leaseId(ruleId: string, key: string): string {
-  return `${ruleId}\n${key}`
-}
-
-/**
  * A key's lease before its first reservation: nothing held, nothing measured, the default
  * horizon. Every field is present, so that each lease has the shape the request path reads.
  *

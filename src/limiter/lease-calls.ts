@@ -87,8 +87,8 @@ export function rootUpstream(namespace: ObjectNamespace, options: CallOptions): 
   return {
     timeoutMs: options.timeoutMs,
     reserve: (lease, policy, ask) =>
-      timed(options, lease, async (again) =>
-        (await stub(lease)).reserve(policy, { ...onceOnly(ask, again), lessee: options.lessee })
+      timed(options, lease, async (reached) =>
+        (await stub(lease)).reserve(policy, { ...onceOnly(ask, reached), lessee: options.lessee })
       ),
     refund: (lease, policy, lot) =>
       quietly(options, lease, async () =>
@@ -151,9 +151,9 @@ function tierUpstream(
   return {
     timeoutMs: options.timeoutMs,
     reserve: (lease, policy, ask) =>
-      timed(options, lease, async (again) =>
+      timed(options, lease, async (reached) =>
         (await stub(lease)).sublease(keyOf(lease), policy, {
-          ...onceOnly(ask, again),
+          ...onceOnly(ask, reached),
           lessee: options.lessee,
           budgetMs: options.timeoutMs,
           ...(options.region ? { region: options.region } : {}),
@@ -180,18 +180,29 @@ const OVERLOAD_BACKOFF_MS = 250
  * when the lessor answers overloaded (the call was refused before it ran: asking again charges
  * nothing twice). The waits double, each at a point of its own for this lessee, so lessees that
  * all found a cold root busy come back spread out rather than together.
+ *
+ * `send` is told whether an earlier try may have reached the lessor: any failure but an
+ * overloaded refusal (a lost answer, a reset, a timeout) may have come after the lessor applied
+ * what the try carried. From then on every try is told so, the tries after an overloaded
+ * refusal too, so what an ask hands back is applied at most once.
  */
 function timed<T>(
   options: CallOptions,
   lease: LeaseKey,
-  send: (again: boolean) => Promise<T>
+  send: (reached: boolean) => Promise<T>
 ): Promise<T> {
   const deadlineMs = Date.now() + options.timeoutMs
   let refused: unknown
+  let reached = false
+  const once = (again: boolean): Promise<T> =>
+    send(again || reached).catch((error: unknown) => {
+      if (!isOverloaded(error)) reached = true
+      throw error
+    })
   const attempt = async (tries: number): Promise<T> => {
     const startMs = Date.now()
     try {
-      return await withRetry((again) => counted(options.stats, lease.ruleId, () => send(again)))
+      return await withRetry((again) => counted(options.stats, lease.ruleId, () => once(again)))
     } catch (error) {
       const waitMs =
         OVERLOAD_BACKOFF_MS * 2 ** tries * (0.5 + spreadOf(`${options.lessee}#${tries}`))
@@ -266,12 +277,12 @@ export function keepAliveInRequest(promise: Promise<unknown>): void {
 }
 
 /**
- * An ask as sent again after a failure that may have reached the lessor: without the units it
+ * An ask as sent again after a try that may have reached the lessor: without the units it
  * handed back or reported spent, which must not count twice there (lost, they are only
  * under-admission).
  */
-function onceOnly(ask: LeaseAsk, again: boolean): LeaseAsk {
-  if (!again || (!ask.returned && !ask.spent)) return ask
+function onceOnly(ask: LeaseAsk, reached: boolean): LeaseAsk {
+  if (!reached || (!ask.returned && !ask.spent)) return ask
   const bare = { ...ask }
   delete bare.returned
   delete bare.spent

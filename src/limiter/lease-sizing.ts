@@ -11,7 +11,6 @@
  */
 import { bucketHoldMs, isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
 import { RAMP_SLOTS, rampStepMs } from '../algorithms/sliding-window-ramp'
-import type { Policy } from '../algorithms'
 import type { Decision } from '../types'
 import type { Held } from './key-lease'
 
@@ -361,24 +360,6 @@ export function spreadOf(id: string): number {
   let hash = 0x811c9dc5
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
   return (hash >>> 0) / 2 ** 32
-}
-
-/**
- * Whether two policies count a key the same way, so that units reserved under one may be
- * spent under the other. A rules change that alters any of these drops the lease.
- *
- * @param a - one policy
- * @param b - another
- */
-export function samePolicy(a: Policy, b: Policy): boolean {
-  if (a === b) return true
-  return (
-    a.algorithm === b.algorithm &&
-    a.limit === b.limit &&
-    a.periodMs === b.periodMs &&
-    a.penaltyMs === b.penaltyMs &&
-    ('burst' in a ? a.burst : undefined) === ('burst' in b ? b.burst : undefined)
-  )
 }
 
 /**

@@ -46,7 +46,6 @@ import {
   DEFAULT_HORIZON_MS,
   planStableUntilMs,
   refillPlan,
-  samePolicy,
   shareOfHeld,
   spreadOf,
   type RefillPlan,
@@ -105,6 +104,12 @@ export interface LeaseBookOptions {
    * is under {@link STARTING_MS} old.
    */
   starting?: (nowMs: number) => boolean
+  /**
+   * Whether its lessee runs one version of the rules at a time (an isolate, the default): a new
+   * policy for a key's tier then replaces the old one's lease, its units handed back at once.
+   * A location's object, serving isolates of both versions while an edit propagates, keeps both.
+   */
+  oneVersion?: boolean
   /**
    * A book of a tier with a tier below it (a regional object's, a location object's leasing
    * through one): how many horizons ahead it asks for the next window's units, and the least
@@ -199,6 +204,7 @@ export class LeaseBook {
         waitingExtra: 0,
       }),
       release: (lease, nowMs) => this.#handBack.all(lease, nowMs),
+      oneVersion: options.oneVersion ?? true,
     })
   }
 
@@ -444,11 +450,11 @@ export class LeaseBook {
    * Keeps units a lessee reports spent, to report with this book's next ask of the key (a
    * location's object passing its isolates' reports on to the root).
    *
-   * @param key - the key
+   * @param ref - the key and its policy
    * @param lots - the units spent, by the hold they came from
    */
-  noteSpent(key: LeaseKey, lots: readonly Lot[]): void {
-    const lease = this.#leases.get(key)
+  noteSpent(ref: LeaseRef, lots: readonly Lot[]): void {
+    const lease = this.#leases.get(ref)
     if (lease) for (const lot of lots) addSpent(lease, lot)
   }
 
@@ -463,7 +469,7 @@ export class LeaseBook {
    */
   takeAhead(ref: LeaseRef, units: number, windowMs: number): Lot | undefined {
     const lease = this.#leases.get(ref)
-    if (!lease || !samePolicy(lease.policy, ref.policy)) return undefined
+    if (!lease) return undefined
     this.#held(lease, this.#now())
     return takeAhead(lease, units, windowMs)
   }
@@ -472,9 +478,9 @@ export class LeaseBook {
    * How long until this book asks the key's lessor again, when its lessor said the key is
    * scarce (ms; 0 when it may ask now).
    *
-   * @param ref - the key
+   * @param ref - the key and its policy
    */
-  quietForMs(ref: LeaseKey): number {
+  quietForMs(ref: LeaseRef): number {
     const lease = this.#leases.get(ref)
     return lease === undefined ? 0 : Math.max(0, lease.quietUntilMs - this.#now())
   }
@@ -483,9 +489,9 @@ export class LeaseBook {
    * Whether this book's lessor said the key is short: it was scarce in this window (a root's
    * lessee), or the book waits before asking again.
    *
-   * @param ref - the key
+   * @param ref - the key and its policy
    */
-  isShort(ref: LeaseKey): boolean {
+  isShort(ref: LeaseRef): boolean {
     const lease = this.#leases.get(ref)
     const nowMs = this.#now()
     return lease !== undefined && (nowMs < lease.scarceUntilMs || nowMs < lease.quietUntilMs)
@@ -495,9 +501,9 @@ export class LeaseBook {
    * The lessor's decision in its last answer for a key (what it had left then, held units
    * counted as spent), if it answered yet.
    *
-   * @param ref - the key
+   * @param ref - the key and its policy
    */
-  lessorDecision(ref: LeaseKey): Decision | undefined {
+  lessorDecision(ref: LeaseRef): Decision | undefined {
     return this.#leases.get(ref)?.snapshot
   }
 
@@ -505,9 +511,9 @@ export class LeaseBook {
    * Whether this book's lessor said in this window that the key has less room than was asked
    * (a root's lessee): not merely that it waits (after an overloaded lessor, say).
    *
-   * @param ref - the key
+   * @param ref - the key and its policy
    */
-  isScarce(ref: LeaseKey): boolean {
+  isScarce(ref: LeaseRef): boolean {
     const lease = this.#leases.get(ref)
     return lease !== undefined && this.#now() < lease.scarceUntilMs
   }
@@ -516,9 +522,9 @@ export class LeaseBook {
    * Whether its lessor passed on the root's word that the key is short (a location object's
    * book, leasing through its region).
    *
-   * @param ref - the key
+   * @param ref - the key and its policy
    */
-  isRootShort(ref: LeaseKey): boolean {
+  isRootShort(ref: LeaseRef): boolean {
     const lease = this.#leases.get(ref)
     return lease !== undefined && this.#now() < (lease.rootShortUntilMs ?? 0)
   }
@@ -529,9 +535,9 @@ export class LeaseBook {
    * for later becoming spendable, whichever comes first; 0 when this book may ask now and has
    * nothing in flight.
    *
-   * @param ref - the key
+   * @param ref - the key and its policy
    */
-  unitsDueInMs(ref: LeaseKey): number {
+  unitsDueInMs(ref: LeaseRef): number {
     const lease = this.#leases.get(ref)
     return lease === undefined ? 0 : unitsDueInMs(lease, this.#now())
   }
@@ -546,7 +552,7 @@ export class LeaseBook {
    */
   takeBack(ref: LeaseRef, lot: Lot): boolean {
     const lease = this.#leases.get(ref)
-    if (!lease || !samePolicy(lease.policy, ref.policy)) return false
+    if (!lease) return false
     if (lot.validUntilMs > this.#now()) addLot(lease, lot)
     else if (lease.policy.algorithm === 'sliding-window') {
       // Lapsed at a window's end: gathered with this book's own, and handed on together.
@@ -557,13 +563,14 @@ export class LeaseBook {
   }
 
   /**
-   * Drops a key's lease without handing its units back (the key was reset: they are gone).
+   * Drops a key's leases (under every policy) without handing their units back (the key was
+   * reset: they are gone).
    *
    * @param ruleId - the rule
    * @param key - the limit key
    */
   forget(ruleId: string, key: string): void {
-    this.#leases.drop({ ruleId, key })
+    this.#leases.dropKey(ruleId, key)
   }
 
   /**
@@ -582,17 +589,16 @@ export class LeaseBook {
   }
 
   /**
-   * Hands a key's unspent units back now and drops its lease: its last user here is done with
-   * it. A reservation still in flight for it hands its grant back when it lands.
+   * Hands a key's unspent units back now and drops its leases (under every policy): its last
+   * user here is done with it. A reservation still in flight for it hands its grant back when it
+   * lands.
    *
    * @param ruleId - the rule
    * @param key - the limit key
    */
   release(ruleId: string, key: string): void {
-    const lease = this.#leases.get({ ruleId, key })
-    if (!lease) return
-    this.#leases.drop({ ruleId, key })
-    this.#handBack.all(lease, this.#now())
+    const nowMs = this.#now()
+    for (const lease of this.#leases.dropKey(ruleId, key)) this.#handBack.all(lease, nowMs)
   }
 
   /**
@@ -650,7 +656,7 @@ export class LeaseBook {
     return to
   }
 
-  /** The key's lease, made or remade when its policy changed; marked most recently used. */
+  /** The key's lease under its policy, made if there is none; marked most recently used. */
   #touch(to: Upstream, ref: LeaseRef, nowMs: number): BookLease {
     const lease = this.#leases.touch(ref, nowMs, to)
     lease.to = to
@@ -739,7 +745,7 @@ export class LeaseBook {
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
     lease.shortWaitMs = undefined
     for (const lot of lotsOf(reservation)) addLot(lease, lot)
-    // A lease dropped meanwhile (a policy change, a reset, eviction) takes nothing more.
+    // A lease dropped meanwhile (a reset, a quiet sweep, eviction) takes nothing more.
     if (this.#leases.get(lease) !== lease) this.#handBack.all(lease, nowMs)
     paceByAnswer(lease, reservation, nowMs, this.#pacing)
   }

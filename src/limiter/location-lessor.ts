@@ -215,6 +215,7 @@ export class LocationLessor {
       quietMs: LOCATION_QUIET_MS,
       starting: (nowMs) => nowMs < this.#learningUntilMs,
       keepAlive: this.#keepAlive,
+      oneVersion: false,
       ...(this.#tier === 'region'
         ? { regional: { leastHorizonMs: REGION_LEAST_HORIZON_MS, aheadHorizons: 3 } }
         : this.#tier === 'through-region'
@@ -243,8 +244,9 @@ export class LocationLessor {
     const nowMs = this.#now()
     this.#setUp(policy, ask)
     this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
+    const held = { ...lease, policy }
     for (const lot of ask.returned ?? []) this.takeBack(root, lease, policy, lot)
-    if (ask.spent) this.#book.noteSpent(lease, ask.spent)
+    if (ask.spent) this.#book.noteSpent(held, ask.spent)
     // Opened for a deploy: isolates that just started asked before its opening.
     if (ask.starting && nowMs < this.#opensAtMs) {
       this.#learningUntilMs = this.#opensAtMs + LEARNING_MS
@@ -297,7 +299,7 @@ export class LocationLessor {
     // Scarce when the need was refused, or on the root's word: units this object lacks for a
     // moment it fetches.
     const scarce =
-      taken.granted < ask.minUnits || (taken.granted < ask.units && this.#book.isShort(lease))
+      taken.granted < ask.minUnits || (taken.granted < ask.units && this.#book.isShort(held))
     // Isolates turned away come back when this object expects units from the root (its call in
     // flight, or its next once its wait is over), each at its own point of a stretch that grows
     // with their number, so they do not all call at once. Sooner, they would find it waiting,
@@ -305,7 +307,7 @@ export class LocationLessor {
     const lessees = this.#lessees.count(nowMs)
     const horizonMs = this.#horizonMs(lease, policy, scarce, nowMs)
     const refillInMs =
-      this.#book.unitsDueInMs(lease) +
+      this.#book.unitsDueInMs(held) +
       (spreadOf(ask.lessee) * REFILL_SPREAD * lessees * 1000) / LOCATION_PACING.callsPerSecond
     return {
       granted: taken.granted,
@@ -328,8 +330,8 @@ export class LocationLessor {
       refillInMs,
       // The root's own word only: a wait after an overloaded root (a cold start) says nothing
       // of the room, and would have the isolates deny for the rest of the window.
-      ...(this.#book.isScarce(lease) ||
-      (this.#tier === 'through-region' && this.#book.isRootShort(lease))
+      ...(this.#book.isScarce(held) ||
+      (this.#tier === 'through-region' && this.#book.isRootShort(held))
         ? { rootShort: true }
         : {}),
     }
@@ -393,7 +395,7 @@ export class LocationLessor {
    * the decisions not made in the isolate.
    */
   #wanted(lease: LeaseKey, policy: LeasablePolicy, ask: LesseeAsk, nowMs: number): number {
-    if (ask.ratePerMs !== undefined || this.#book.isShort(lease)) return ask.units
+    if (ask.ratePerMs !== undefined || this.#book.isShort({ ...lease, policy })) return ask.units
     const meanPerMs = this.#lessees.meanRatePerMs(nowMs)
     if (meanPerMs === undefined) return ask.units
     const horizonMs = this.#horizonMs(lease, policy, false, nowMs)
@@ -404,13 +406,14 @@ export class LocationLessor {
   #horizonMs(lease: LeaseKey, policy: LeasablePolicy, scarce: boolean, nowMs: number): number {
     // Roomy on the root's word: what this object holds is not room other locations have.
     const lessees = this.#lessees.count(nowMs)
-    if (this.#tier === 'region' && (scarce || this.#book.isScarce(lease)))
+    const held = { ...lease, policy }
+    if (this.#tier === 'region' && (scarce || this.#book.isScarce(held)))
       return horizonFor(lessees, REGION_SHORT_PACING, policy.periodMs)
     const pacing = scarce
       ? LOCATION_PACING
-      : pacingFor(LOCATION_PACING, this.#book.lessorDecision(lease))
+      : pacingFor(LOCATION_PACING, this.#book.lessorDecision(held))
     const usual = horizonFor(lessees, pacing, policy.periodMs)
-    return pacing === LOCATION_PACING && this.#book.isScarce(lease)
+    return pacing === LOCATION_PACING && this.#book.isScarce(held)
       ? Math.min(usual, horizonFor(lessees, SHORT_LOCATION_PACING, policy.periodMs))
       : usual
   }

@@ -6,7 +6,6 @@
 import { DurableObject } from 'cloudflare:workers'
 import {
   chargeKey,
-  keyStateExpiresAtMs,
   nextLeaseExpiryMs,
   releaseLease,
   type ConcurrencyPolicy,
@@ -15,8 +14,20 @@ import {
   type Policy,
 } from '../algorithms'
 import { gateKey } from '../algorithms/gate'
+import {
+  decideOnRecord,
+  familyState,
+  noteInUse,
+  recordExpiresAtMs,
+  withFamily,
+  type FamilyState,
+  type InUse,
+  type KeyRecord,
+  type KeyStep,
+} from '../algorithms/key-record'
 import { handBackKey } from '../algorithms/refund'
-import { isWindowed, reserveKey, type LeasablePolicy } from '../algorithms/reserve'
+import { isWindowed, type LeasablePolicy } from '../algorithms/reserve'
+import { reserveUnderVersions } from '../algorithms/reserve-versions'
 import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
@@ -35,14 +46,18 @@ import { LocationLessor } from './location-lessor'
 import type { ObjectNamespace } from './object-name'
 import type { Lessor, LesseeAsk, Reservation } from './reservation'
 
-/** The stored record: the algorithm's state plus what it was computed under. */
-interface StoredState {
-  /** Algorithm and period the state belongs to; a rule edit that changes them starts afresh. */
-  algorithm: Policy['algorithm']
-  periodMs: number
-  /** The key's state: the algorithm's, and any penalty lock. */
-  state: KeyState
-  /** When the state is equivalent to none (Unix ms). */
+/**
+ * The stored record (`algorithms/key-record.ts`): the state of the family written last (an
+ * algorithm and a period) and the policy it was written under, the states of the other families
+ * in use while a rule edit propagates, and the policies in use on the key lately. Records of
+ * earlier versions hold the first alone, without its policy.
+ */
+interface StoredState extends FamilyState {
+  /** The other families' states, while some policy in use counts in them. */
+  others?: FamilyState[]
+  /** The policies in use on the key lately, by tier and version. */
+  inUse?: InUse[]
+  /** When every state is equivalent to none (Unix ms). */
   expiresAtMs: number
   /**
    * The cleanup alarm armed when this was written: an instance created after an eviction then
@@ -58,6 +73,14 @@ export interface BatchItem {
 }
 
 const STATE_KEY = 'state'
+
+/**
+ * The method an object reads its clock through (Unix ms). A symbol, not a name: RPC reaches
+ * only named methods. A simulation gives each object a clock of its own by overriding it
+ * (`tools/scale`: machines whose clocks are off); in production it is `Date.now()`, frozen
+ * while code runs.
+ */
+export const OBJECT_CLOCK: unique symbol = Symbol('object clock')
 /** Names the key's state for leases: a reset (or an idle delete) starts a new one. */
 const EPOCH_KEY = 'lease-epoch'
 
@@ -104,6 +127,10 @@ export class RateLimiterObject extends DurableObject implements Lessor {
    * deserialisation per call.
    */
   #record: StoredState | null | undefined
+  /** The same as the algorithms read it (`null`: none), made once per read or write. */
+  #keyRecord: KeyRecord | null = null
+  /** The lease epoch as stored (`null`: not read yet; `undefined`: none). */
+  #epochKnown: string | undefined | null = null
   /** Requests waiting for a concurrency slot, first come first served. */
   #waiters: (() => void)[] = []
   /** The lessees of a root object (leased quotas), for their pacing. */
@@ -134,24 +161,18 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     return this.#decide(policy, cost, gateKey)
   }
 
-  /** Runs `run` (an algorithm step) on the key's state now, and writes what changed. */
-  #decide(
-    policy: Policy,
-    cost: number,
-    run: (
-      key: KeyState | undefined,
-      policy: Policy,
-      nowMs: number,
-      cost: number
-    ) => { state: KeyState | undefined; decision: Decision }
-  ): Decision {
+  /**
+   * Runs `step` (an algorithm step) on the key's record now, under the call's policy and any
+   * other version of it still in use, and writes what changed.
+   */
+  #decide(policy: Policy, cost: number, step: KeyStep): Decision {
     // One clock read per call: in production Date.now() is frozen while this runs anyway.
-    const nowMs = Date.now()
+    const nowMs = this[OBJECT_CLOCK]()
     // No await between the read and the write: the input gate makes this atomic per key.
-    const current = this.#read(policy)
-    const { state, decision } = run(current, policy, nowMs, cost)
-    if (state !== undefined && state !== current) this.#write(policy, state)
-    return decision
+    const record = this.#read()
+    const decided = decideOnRecord(record, policy, nowMs, cost, step, this.#carriesLeases(record))
+    if (decided.record && decided.record !== record) this.#write(decided.record)
+    return decided.decision
   }
 
   /**
@@ -163,10 +184,13 @@ export class RateLimiterObject extends DurableObject implements Lessor {
    * @param ask - the units wanted (now, at least, and for the next window) and who asks
    */
   reserve(policy: LeasablePolicy, ask: LesseeAsk): Reservation {
-    const nowMs = Date.now()
+    const nowMs = this[OBJECT_CLOCK]()
     this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
-    const stored = this.#read(policy)
-    let epoch = this.ctx.storage.kv.get<string>(EPOCH_KEY)
+    const record = this.#read()
+    const families = record?.families ?? []
+    const noted = noteInUse(record?.inUse ?? [], policy, nowMs)
+    const stored = familyState(families, policy, nowMs, true)
+    let epoch = this.#epoch()
     let current = stored
     // What the ask hands back, of this epoch only: a reset since dropped what was charged before.
     const handBacks = [['refund', ask.returned] as const, ['spent', ask.spent] as const]
@@ -198,9 +222,27 @@ export class RateLimiterObject extends DurableObject implements Lessor {
       nowMs >= this.#scarceUntilMs || policy.algorithm !== 'sliding-window'
         ? shared
         : { ...shared, rampOnly: true }
-    const reserved = reserveKey(current, policy, nowMs, ahead)
-    if (reserved.state !== undefined && reserved.state !== stored)
-      this.#write(policy, reserved.state)
+    // Another version of the rule in use: what is granted fits it too, and is charged to it.
+    const others = noted.others.map((other) => ({
+      policy: other,
+      state: familyState(families, other, nowMs, true),
+    }))
+    const { reserved, others: charged } = reserveUnderVersions(
+      current,
+      policy,
+      others,
+      nowMs,
+      ahead
+    )
+    let kept = families
+    charged.forEach((state, i) => {
+      if (state !== undefined && state !== others[i]!.state)
+        kept = withFamily(kept, noted.inUse, others[i]!.policy, state)
+    })
+    const state = reserved.state ?? current
+    if (state !== undefined && (state !== stored || kept !== families || noted.changed))
+      kept = withFamily(kept, noted.inUse, policy, state)
+    if (kept !== families) this.#write({ families: kept, inUse: noted.inUse })
     // Paced as short of room from the answer that finds it so: its lessee waits that horizon.
     const short = ask.units > 0 && reserved.granted < ask.units
     const pacing =
@@ -209,7 +251,10 @@ export class RateLimiterObject extends DurableObject implements Lessor {
         : pacingFor(ROOT_PACING, reserved.decision)
     const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
     if (short) this.#scarceUntilMs = nowMs + horizonMs
-    if (epoch === undefined) this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
+    if (epoch === undefined) {
+      this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
+      this.#epochKnown = epoch
+    }
     const { granted, decision, validUntilMs, next, ramp, later, scarce } = reserved
     return {
       granted,
@@ -234,10 +279,18 @@ export class RateLimiterObject extends DurableObject implements Lessor {
    * @param epoch - from the reservation
    */
   refund(policy: LeasablePolicy, units: number, lot: LotSpan, epoch: string): void {
-    if (this.ctx.storage.kv.get<string>(EPOCH_KEY) !== epoch) return
-    const current = this.#read(policy)
-    const next = handBackKey('refund', current, policy, Date.now(), units, lot)
-    if (next !== undefined && next !== current) this.#write(policy, next)
+    if (this.#epoch() !== epoch) return
+    // Back to the family they were charged in only: other versions keep counting them.
+    const record = this.#read()
+    if (!record) return
+    const nowMs = this[OBJECT_CLOCK]()
+    const current = familyState(record.families, policy, nowMs)
+    const next = handBackKey('refund', current, policy, nowMs, units, lot)
+    if (next !== undefined && next !== current)
+      this.#write({
+        families: withFamily(record.families, record.inUse, policy, next),
+        inUse: record.inUse,
+      })
   }
 
   /**
@@ -274,7 +327,14 @@ export class RateLimiterObject extends DurableObject implements Lessor {
   }
 
   #lessor(): LocationLessor {
-    return (this.#location ??= new LocationLessor(this.#name()))
+    return (this.#location ??= new LocationLessor(this.#name(), {
+      now: () => this[OBJECT_CLOCK](),
+    }))
+  }
+
+  /** This object's clock (Unix ms): see {@link OBJECT_CLOCK}. */
+  [OBJECT_CLOCK](): number {
+    return Date.now()
   }
 
   /**
@@ -299,15 +359,16 @@ export class RateLimiterObject extends DurableObject implements Lessor {
    * @returns one decision per item, in the same order
    */
   chargeBatch(items: readonly BatchItem[]): Decision[] {
-    const nowMs = Date.now()
-    let changed: { policy: Policy; state: KeyState } | undefined
+    const nowMs = this[OBJECT_CLOCK]()
+    const record = this.#read()
+    let held = record
     const decisions = items.map(({ policy, cost }) => {
-      const current = this.#read(policy, changed)
-      const { state, decision } = chargeKey(current, policy, nowMs, cost)
-      if (state !== undefined && state !== current) changed = { policy, state }
-      return decision
+      const leased = this.#carriesLeases(held)
+      const decided = decideOnRecord(held, policy, nowMs, cost, chargeKey, leased)
+      held = decided.record
+      return decided.decision
     })
-    if (changed) this.#write(changed.policy, changed.state)
+    if (held && held !== record) this.#write(held)
     return decisions
   }
 
@@ -318,11 +379,11 @@ export class RateLimiterObject extends DurableObject implements Lessor {
    * @param policy - the concurrency limit
    */
   async acquire(policy: ConcurrencyPolicy): Promise<Decision> {
-    const deadline = Date.now() + policy.maxWaitMs
+    const deadline = this[OBJECT_CLOCK]() + policy.maxWaitMs
     let decision = this.charge(policy, 1)
     if (decision.allowed || this.#waiters.length >= policy.queue) return decision
     for (;;) {
-      const left = deadline - Date.now()
+      const left = deadline - this[OBJECT_CLOCK]()
       if (left <= 0) return { ...decision, timedOut: true }
       // Woken by a release, or at the earliest lease expiry (a Worker that died), or at the
       // deadline: not at the estimate in `retryAfterMs`, which would cost the waiter its place.
@@ -349,56 +410,80 @@ export class RateLimiterObject extends DurableObject implements Lessor {
    * @param leaseId - from the acquiring decision
    */
   release(policy: ConcurrencyPolicy, leaseId: string): void {
-    const current = this.#read(policy)
-    if (current?.state)
-      this.#write(policy, {
-        ...current,
-        state: releaseLease(current.state as ConcurrencyState, leaseId, policy, Date.now()),
+    const record = this.#read()
+    const nowMs = this[OBJECT_CLOCK]()
+    const current = record && familyState(record.families, policy, nowMs)
+    if (record && current?.state)
+      this.#write({
+        families: withFamily(record.families, record.inUse, policy, {
+          ...current,
+          state: releaseLease(current.state as ConcurrencyState, leaseId, policy, nowMs),
+        }),
+        inUse: record.inUse,
       })
     this.#waiters.shift()?.()
   }
 
   /** Ms until the first held slot's lease runs out (0 when none is held). */
   #slotFreeInMs(policy: ConcurrencyPolicy): number {
-    const nowMs = Date.now()
-    const state = this.#read(policy)?.state as ConcurrencyState | undefined
-    return Math.max(0, (nextLeaseExpiryMs(state, nowMs) ?? nowMs) - nowMs)
+    const nowMs = this[OBJECT_CLOCK]()
+    const record = this.#read()
+    const state = record && familyState(record.families, policy, nowMs)?.state
+    return Math.max(
+      0,
+      (nextLeaseExpiryMs(state as ConcurrencyState | undefined, nowMs) ?? nowMs) - nowMs
+    )
   }
 
-  /** The key's state under `policy`: `pending` (a batch's unwritten state) if given, else stored. */
-  #read(policy: Policy, pending?: { policy: Policy; state: KeyState }): KeyState | undefined {
-    const held: Pick<StoredState, 'algorithm' | 'periodMs' | 'state'> | null = pending
-      ? { algorithm: pending.policy.algorithm, periodMs: pending.policy.periodMs, ...pending }
-      : (this.#record ??= this.#load())
-    return held && held.algorithm === policy.algorithm && held.periodMs === policy.periodMs
-      ? held.state
-      : undefined
+  /**
+   * Whether a state carried over from another family must count units lessees may hold: the
+   * key has served reservations (it has a lease epoch). Read only when a family has no state.
+   */
+  #carriesLeases(record: KeyRecord | undefined): boolean {
+    return record !== undefined && this.#epoch() !== undefined
   }
 
-  /** The stored record, first read by this instance: the alarm it names is armed. */
-  #load(): StoredState | null {
-    const stored = this.ctx.storage.kv.get<StoredState>(STATE_KEY) ?? null
-    this.#alarmAtMs ??= stored?.alarmAtMs
-    return stored
+  /** The key's lease epoch, if it has served reservations (read once, then kept). */
+  #epoch(): string | undefined {
+    if (this.#epochKnown === null) this.#epochKnown = this.ctx.storage.kv.get<string>(EPOCH_KEY)
+    return this.#epochKnown
   }
 
-  #write(policy: Policy, state: KeyState): void {
-    const expiresAtMs = keyStateExpiresAtMs(state, policy)
-    const record: StoredState = {
-      algorithm: policy.algorithm,
-      periodMs: policy.periodMs,
-      state,
-      expiresAtMs,
-      alarmAtMs: this.#armAlarm(expiresAtMs, policy.periodMs),
+  /** The key's record, as the algorithms read it; `undefined` for a key with none. */
+  #read(): KeyRecord | undefined {
+    if (this.#record === undefined) {
+      this.#record = this.ctx.storage.kv.get<StoredState>(STATE_KEY) ?? null
+      this.#alarmAtMs ??= this.#record?.alarmAtMs
+      this.#keyRecord = this.#record && keyRecordOf(this.#record)
     }
-    this.ctx.storage.kv.put<StoredState>(STATE_KEY, record)
-    this.#record = record
+    return this.#keyRecord ?? undefined
+  }
+
+  #write(record: KeyRecord): void {
+    const [written, ...others] = record.families as [FamilyState, ...FamilyState[]]
+    // A family of an earlier version's record (no policy) counts until its stored expiry.
+    const floorMs = record.families.some((family) => !family.policy)
+      ? (this.#record?.expiresAtMs ?? 0)
+      : 0
+    const expiresAtMs = recordExpiresAtMs(record.families, floorMs)
+    const stored: StoredState = {
+      ...written,
+      ...(others.length > 0 ? { others } : {}),
+      inUse: [...record.inUse],
+      expiresAtMs,
+      alarmAtMs: this.#armAlarm(expiresAtMs, written.periodMs),
+    }
+    this.ctx.storage.kv.put<StoredState>(STATE_KEY, stored)
+    this.#record = stored
+    this.#keyRecord = record
   }
 
   /** Forgets the key's state. */
   reset(): void {
     void this.ctx.storage.deleteAll()
     this.#record = null
+    this.#keyRecord = null
+    this.#epochKnown = undefined
     this.#alarmAtMs = undefined
   }
 
@@ -413,19 +498,23 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const stored = this.ctx.storage.kv.get<StoredState>(STATE_KEY)
     if (!stored) {
       this.#record = null
+      this.#keyRecord = null
       return
     }
-    if (Date.now() >= stored.expiresAtMs) {
+    if (this[OBJECT_CLOCK]() >= stored.expiresAtMs) {
       this.ctx.storage.kv.delete(STATE_KEY)
       // A leased key's epoch goes with its state: a late refund then finds none and is ignored.
-      if (this.ctx.storage.kv.get(EPOCH_KEY) !== undefined) this.ctx.storage.kv.delete(EPOCH_KEY)
+      if (this.#epoch() !== undefined) this.ctx.storage.kv.delete(EPOCH_KEY)
+      this.#epochKnown = undefined
       this.#record = null
+      this.#keyRecord = null
       return
     }
     // Re-armed, and written down, so that an instance created after an eviction knows it.
     const record = { ...stored, alarmAtMs: this.#armAlarm(stored.expiresAtMs, stored.periodMs) }
     this.ctx.storage.kv.put<StoredState>(STATE_KEY, record)
     this.#record = record
+    this.#keyRecord = keyRecordOf(record)
   }
 
   /**
@@ -438,7 +527,10 @@ export class RateLimiterObject extends DurableObject implements Lessor {
    */
   #armAlarm(expiresAtMs: number, periodMs: number): number {
     // State that is already idle (e.g. every slot released) is deleted by an alarm right away.
-    const atMs = Math.max(expiresAtMs + alarmJitterMs(this.#name(), periodMs), Date.now() + 1)
+    const atMs = Math.max(
+      expiresAtMs + alarmJitterMs(this.#name(), periodMs),
+      this[OBJECT_CLOCK]() + 1
+    )
     if (this.#alarmAtMs !== undefined && this.#alarmAtMs <= atMs) return this.#alarmAtMs
     this.#alarmAtMs = atMs
     void this.ctx.storage.setAlarm(atMs)
@@ -448,4 +540,10 @@ export class RateLimiterObject extends DurableObject implements Lessor {
   #name(): string {
     return this.ctx.id.name ?? this.ctx.id.toString()
   }
+}
+
+/** A stored record as the algorithms read it. */
+function keyRecordOf(stored: StoredState): KeyRecord {
+  const { others, inUse, expiresAtMs: _expires, alarmAtMs: _alarm, ...written } = stored
+  return { families: others ? [written, ...others] : [written], inUse: inUse ?? [] }
 }

@@ -31,6 +31,7 @@ export function compileRule(input: CheckedRule, jurisdiction?: Jurisdiction): Ru
   const base = basePolicy(input)
   const placement = compilePlacement(input, jurisdiction)
   const policy: Policy = input.penalty === undefined ? base : { ...base, penaltyMs: input.penalty }
+  const explicitBurst = 'burst' in input && input.burst !== undefined
   return Object.freeze({
     id: input.id,
     match: compileMatch(input.match),
@@ -46,8 +47,7 @@ export function compileRule(input: CheckedRule, jurisdiction?: Jurisdiction): Ru
     cost: compileCost(input.cost),
     shadow: input.shadow,
     replaces: Object.freeze(input.replaces ?? []),
-    ...(input.tiers ? { tiers: compileTiers(input.tiers) } : {}),
-    explicitBurst: 'burst' in input && input.burst !== undefined,
+    ...(input.tiers ? { tiers: compileTiers(input.tiers, policy, explicitBurst) } : {}),
     showKeys: input.showKeys ?? input.key.every((part) => !SECRET_KEY_PART.test(part)),
     ...(input.nearLimit !== undefined ? { nearLimit: input.nearLimit } : {}),
     paths: Object.freeze(input.match?.path === undefined ? [] : toList(input.match.path)),

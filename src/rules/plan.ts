@@ -108,9 +108,7 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
     const shadow = shadowAll || rule.shadow
     const cost = forRule(rule, shadow, skipped, () => requestCost(rule.cost, facts))
     if (cost === undefined) continue
-    const policy = rule.tiers
-      ? tierPolicy(rule.policy, rule.tiers, rule.explicitBurst, facts)
-      : rule.policy
+    const policy = rule.tiers ? tierPolicy(rule.policy, rule.tiers, facts) : rule.policy
     const failMode = shadow ? 'open' : rule.failMode
     const check: Check = {
       rule,

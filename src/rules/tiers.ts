@@ -53,45 +53,54 @@ export interface Tiers {
   from: { kind: 'header' | 'claim'; name: string }
   /** Limit per tier name. */
   limits: ReadonlyMap<string, number>
+  /** The policy per tier name, made once: the rule's with the tier's limit, named by the tier. */
+  policies: ReadonlyMap<string, Policy>
 }
 
 /**
- * Compiles validated tiers.
+ * Compiles validated tiers for a rule's policy. A bucket without its own `burst` holds the
+ * tier's limit.
  *
  * @param input - the validated `tiers`
+ * @param policy - the rule's policy
+ * @param explicitBurst - whether the rule set `burst` itself
  */
-export function compileTiers(input: TiersDefinition): Tiers {
+export function compileTiers(
+  input: TiersDefinition,
+  policy: Policy,
+  explicitBurst: boolean
+): Tiers {
   const [kind, ...rest] = input.from.split(':')
   const name = rest.join(':')
+  const limits = new Map(Object.entries(input.limits))
+  const policies = new Map<string, Policy>()
+  for (const [tier, limit] of limits) {
+    const tiered =
+      'burst' in policy && !explicitBurst
+        ? { ...policy, limit, burst: limit, tier }
+        : { ...policy, limit, tier }
+    policies.set(tier, Object.freeze(tiered))
+  }
   return {
     from:
       kind === 'header' ? { kind: 'header', name: name.toLowerCase() } : { kind: 'claim', name },
-    limits: new Map(Object.entries(input.limits)),
+    limits,
+    policies,
   }
 }
 
 /**
- * The policy for a request: the rule's, with the limit of the request's tier if it has a known
- * one. A bucket without its own `burst` holds the tier's limit. Claims come only from a
- * verified token (`facts.claims`), so a forged or expired token cannot raise a tier.
+ * The policy for a request: its tier's, if it has a known one, else the rule's. Claims come
+ * only from a verified token (`facts.claims`), so a forged or expired token cannot raise a tier.
  *
  * @param policy - the rule's policy
  * @param tiers - the rule's tiers
- * @param explicitBurst - whether the rule set `burst` itself
  * @param facts - the request
  */
-export function tierPolicy(
-  policy: Policy,
-  tiers: Tiers,
-  explicitBurst: boolean,
-  facts: RequestFacts
-): Policy {
+export function tierPolicy(policy: Policy, tiers: Tiers, facts: RequestFacts): Policy {
   const raw =
     tiers.from.kind === 'header'
       ? facts.headers.get(tiers.from.name)
       : facts.claims?.[tiers.from.name]
-  const limit = typeof raw === 'string' ? tiers.limits.get(raw) : undefined
-  if (limit === undefined) return policy
-  if ('burst' in policy) return { ...policy, limit, burst: explicitBurst ? policy.burst : limit }
-  return { ...policy, limit }
+  return (typeof raw === 'string' ? tiers.policies.get(raw) : undefined) ?? policy
 }

@@ -55,10 +55,8 @@ export interface Rule {
   shadow: boolean
   /** Ids of rules this one stands in for when both apply to a request. */
   replaces: readonly string[]
-  /** Limits by tier, if the rule has tiers. */
+  /** Limits and policies by tier, if the rule has tiers. */
   tiers?: Tiers
-  /** Whether the rule set its own `burst` (a tier's limit is the burst otherwise). */
-  explicitBurst: boolean
   /** Whether metrics, the live view and alerts may show its limit keys (else their hashes). */
   showKeys: boolean
   /** The fraction of the limit whose use raises a near-limit event, if any. */

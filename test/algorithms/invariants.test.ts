@@ -8,12 +8,16 @@ import {
   type KeyState,
   type Policy,
 } from '../../src/algorithms'
+import {
+  expectRateBound,
+  maxInAnyWindow,
+  perAlignedWindow,
+  SLACK,
+  type Admitted,
+} from '../support/bounds'
 
 /** Seeded and bounded: the same cases on every run, a few seconds in all. */
 const RUNS = { seed: 8_008, numRuns: 150 }
-
-/** Float slack for bounds computed from rates. */
-const SLACK = 1e-6
 
 /** One request: time since the previous one, in thousandths of a period; its cost (0 only looks). */
 interface Arrival {
@@ -39,13 +43,6 @@ const limit = fc.integer({ min: 1, max: 20 })
 const periodMs = fc.oneof(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 1, max: 10_000 }))
 const penaltyMs = fc.option(fc.integer({ min: 1, max: 10_000 }), { nil: undefined })
 
-/** A request the policy admitted: when, what it cost, and how long a shaper held it. */
-interface Admitted {
-  atMs: number
-  cost: number
-  delayMs: number
-}
-
 /** Runs the arrivals through the key's state as the Durable Object does (penalty box included). */
 function admitted(policy: Policy, startMs: number, sequence: Arrival[]): Admitted[] {
   let key: KeyState | undefined
@@ -62,42 +59,6 @@ function admitted(policy: Policy, startMs: number, sequence: Arrival[]): Admitte
 
 const withPenalty = <P extends Policy>(policy: P, penalty: number | undefined): P =>
   penalty === undefined ? policy : { ...policy, penaltyMs: penalty }
-
-/** The most units admitted in any window `[t, t + windowMs)`, by two pointers over sorted times. */
-function maxInAnyWindow(items: Admitted[], windowMs: number): number {
-  let best = 0
-  let sum = 0
-  let first = 0
-  for (const item of items) {
-    sum += item.cost
-    while (item.atMs - items[first]!.atMs >= windowMs) sum -= items[first++]!.cost
-    best = Math.max(best, sum)
-  }
-  return best
-}
-
-/** Units per epoch-aligned window `[k·period, (k+1)·period)`. */
-function perAlignedWindow(items: Admitted[], windowMs: number): number[] {
-  const sums = new Map<number, number>()
-  for (const { atMs, cost } of items) {
-    const k = Math.floor(atMs / windowMs)
-    sums.set(k, (sums.get(k) ?? 0) + cost)
-  }
-  return [...sums.values()]
-}
-
-/** Fails unless every run of admissions from i to j took at most burst + rate × (t_j − t_i). */
-function expectRateBound(items: Admitted[], burst: number, ratePerMs: number): void {
-  for (let i = 0; i < items.length; i++) {
-    let sum = 0
-    for (let j = i; j < items.length; j++) {
-      sum += items[j]!.cost
-      const bound = burst + ratePerMs * (items[j]!.atMs - items[i]!.atMs)
-      if (sum > bound + SLACK)
-        expect.fail(`${sum} units in [${items[i]!.atMs}, ${items[j]!.atMs}], bound ${bound}`)
-    }
-  }
-}
 
 describe('no algorithm admits more than its documented bound, for any arrivals and costs', () => {
   it('sliding-log: at most limit in every window of one period', () => {

@@ -118,15 +118,16 @@ describe('the client answers blocked keys itself', () => {
     expect(retryAfterMs).toBe(60_000)
     expect(await charge(env.LIMITER, one, CALL_MS, isolate)).toMatchObject({ local: true })
     expect(calls(isolate)).toBe(2)
-    // A rule edit (limit 2): the object decides again (the bucket is still empty: 30 s to a token).
+    // A rule edit (limit 2): the object decides again. The version before the edit is still in
+    // use (lately called), and the stricter binds: its bucket, empty, has a token in 60 s.
     const edited = { ...one, policy: { ...bucket, limit: 2, burst: 2 } }
     expect(await charge(env.LIMITER, edited, CALL_MS, isolate)).toMatchObject({
-      decision: { allowed: false, retryAfterMs: 30_000 },
+      decision: { allowed: false, retryAfterMs: 60_000 },
     })
     expect(calls(isolate)).toBe(3)
     expect(await charge(env.LIMITER, edited, CALL_MS, isolate)).toMatchObject({ local: true })
     // The retry time passes: the object is asked, and admits.
-    vi.setSystemTime(nowMs + 30_000)
+    vi.setSystemTime(nowMs + 60_000)
     expect(await charge(env.LIMITER, edited, CALL_MS, isolate)).toMatchObject({
       decision: { allowed: true },
     })

@@ -69,7 +69,8 @@ describe('coalescing: concurrent requests for one key go as one call', () => {
 
   it('decides each request of a batch under its own policy (tiers), in order', async () => {
     const isolate = new LimiterIsolate()
-    const small: Policy = { ...window100, limit: 2 }
+    // A tier's policy names its tier (`tierPolicy`): tiers of one rule share the key's count.
+    const small: Policy = { ...window100, limit: 2, tier: 'small' }
     const results = await Promise.all(
       [window100, small, small, window100, small].map((policy) =>
         charge(env.LIMITER, call('tiers', { policy }), 5_000, isolate)

@@ -21,21 +21,31 @@ const flakyRoot = (timeoutMs: number) =>
   })
 
 describe("a lessee's calls to its lessor", () => {
-  it('asks again after a retryable failure without what it handed back or reported spent: they count once at most', async () => {
-    const lease = { ruleId: 'lease-calls', key: 'flaky-once-reports' }
-    const root = flakyRoot(5_000)
-    const lot = { units: 3, chargedAtMs: 0, validFromMs: 0, validUntilMs: 1, epoch: 'e' }
-    const reservation = await root.reserve(lease, policy, {
-      units: 5,
-      minUnits: 1,
-      spent: [lot],
-      returned: [lot],
-    })
-    expect(reservation.granted).toBeGreaterThan(0)
-    // The first call reached the object and failed (its answer lost): the second carries none.
-    const stub = env.FLAKY_LIMITER.getByName(lease.key)
-    expect(await stub.reports()).toEqual([2, 0])
-  })
+  it.each([
+    // The first try reached the object and failed (its answer lost): the second carries none.
+    ['flaky-once', [2, 0]],
+    // Its answer lost, the first try may have applied them: no later try carries them, not
+    // even the one after the lessor refused the retry as overloaded.
+    ['lost-then-overloaded', [2, 0, 0]],
+    // Refused as overloaded before it ran: the next try carries them.
+    ['refused-once', [2, 2]],
+  ])(
+    'hands back what an ask carries at most once when a try is %s',
+    { timeout: 10_000 },
+    async (fault, reports) => {
+      const lease = { ruleId: 'lease-calls', key: `${fault}-reports` }
+      const root = flakyRoot(5_000)
+      const lot = { units: 3, chargedAtMs: 0, validFromMs: 0, validUntilMs: 1, epoch: 'e' }
+      const reservation = await root.reserve(lease, policy, {
+        units: 5,
+        minUnits: 1,
+        spent: [lot],
+        returned: [lot],
+      })
+      expect(reservation.granted).toBeGreaterThan(0)
+      expect(await env.FLAKY_LIMITER.getByName(lease.key).reports()).toEqual(reports)
+    }
+  )
   it('asks an overloaded lessor again only after its queue could drain: at most twice in 600 ms', async () => {
     const lease = { ruleId: 'lease-calls', key: 'overloaded-backoff' }
     const root = flakyRoot(600)

@@ -30,20 +30,26 @@ describe('LeaseTable', () => {
     expect(made).toEqual(['a'])
     expect(first.tag).toBe('first')
     expect(first.lastUsedMs).toBe(2_000)
-    expect(table.get({ ruleId: 'r', key: 'a' })).toBe(first)
-    expect(table.get({ ruleId: 'other', key: 'a' })).toBeUndefined()
+    expect(table.get({ ruleId: 'r', key: 'a', policy: { ...policy } })).toBe(first)
+    expect(table.get({ ruleId: 'other', key: 'a', policy })).toBeUndefined()
   })
 
-  it("remakes a key's lease when its policy changed, and lets the old one go", () => {
-    const { table, released } = tableOf(10)
-    const old = table.touch({ ruleId: 'r', key: 'a', policy }, 0, 'x')
-    table.touch({ ruleId: 'r', key: 'b', policy }, 0, 'x')
-    const tighter = { ...policy, limit: 50 }
-    const remade = table.touch({ ruleId: 'r', key: 'a', policy: tighter }, 10, 'x')
-    expect(remade).not.toBe(old)
-    expect(remade.policy).toEqual(tighter)
-    expect(released).toEqual([old])
-    expect(table.get(old)).toBe(remade)
+  it('keeps a lease per policy of a key (its tiers, its versions), each used in turn', () => {
+    const { table, released, made } = tableOf(10)
+    const free = { ...policy, limit: 10, tier: 'free' }
+    const paid = { ...policy, tier: 'paid' }
+    const leases = [free, paid, free, paid].map((each, i) =>
+      table.touch({ ruleId: 'r', key: 'a', policy: each }, i, 'x')
+    )
+    // A request of the other tier finds its own lease: nothing made again, nothing let go.
+    expect(leases[2]).toBe(leases[0])
+    expect(leases[3]).toBe(leases[1])
+    expect(leases[0]!.policy).toBe(free)
+    expect(made).toEqual(['a', 'a'])
+    expect(released).toEqual([])
+    // A reset drops every policy's lease of the key.
+    expect(table.dropKey('r', 'a')).toEqual([leases[0], leases[1]])
+    expect([...table.values()]).toEqual([])
   })
 
   it('keeps its bound by letting the least recently used go, in the order of their use', () => {

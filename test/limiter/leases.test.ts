@@ -5,6 +5,7 @@ import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { LimiterUnavailableError } from '../../src/errors'
 import type { ChargeCall, LimiterNamespace } from '../../src/limiter/client'
 import { batchCap } from '../../src/limiter/lease-sizing'
+import type { Upstream } from '../../src/limiter/lease-calls'
 import { LeaseBook } from '../../src/limiter/leases'
 import { LOCATION_QUIET_MS } from '../../src/limiter/location-lessor'
 import { ClientStats } from '../../src/limiter/stats'
@@ -221,20 +222,45 @@ describe('leased quotas', () => {
     expect(denied.enforced && denied.decision.retryAfterMs).toBeGreaterThan(0)
   })
 
-  it('drops a lease whose rule changed, handing its units back under the old policy', async () => {
-    let nowMs = startOfHour()
-    const stats = new ClientStats(0)
-    const book = new LeaseBook({ stats })
-    const call = leased(hourly('token-bucket', 1_000))
-    for (let i = 0; i < 100; i++) {
-      vi.setSystemTime(++nowMs)
-      await allowed(book, call)
-      await book.settled()
+  it.each([
+    ['an isolate (one version at a time) hands it back at once, under the old policy', true],
+    ['a location object (isolates of both versions) keeps it until it goes quiet', false],
+  ])('an edited tier policy: %s; another tier keeps its own lease', async (_name, oneVersion) => {
+    const refunds: { policy: LeasablePolicy; units: number }[] = []
+    const upstream: Upstream = {
+      timeoutMs: 1_000,
+      reserve: (_lease, _policy, ask) =>
+        Promise.resolve({
+          granted: Math.max(10, ask.minUnits),
+          decision: { allowed: true, limit: 1, remaining: 0, resetAtMs: 0, retryAfterMs: 0 },
+          chargedAtMs: 0,
+          validUntilMs: 5_000,
+          epoch: 'e',
+          horizonMs: 250,
+          scarce: false,
+        }),
+      refund: (_lease, policy, lot) => {
+        refunds.push({ policy, units: lot.units })
+        return Promise.resolve()
+      },
     }
-    // A new rate, the same bucket: what the isolate held goes back under the old policy, so
-    // exactly 1,000 − 100 remain (a few ms of refill is a fraction of a token).
-    const changed = { ...call, policy: { ...call.policy, limit: 1_001 } }
-    expect(await drain(book, changed)).toBe(900)
+    const book = new LeaseBook({
+      now: () => 0,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+      oneVersion,
+    })
+    const free: LeasablePolicy = { ...hourly('sliding-window', 100), tier: 'free' }
+    const paid: LeasablePolicy = { ...hourly('sliding-window', 1_000), tier: 'paid' }
+    const take = (policy: LeasablePolicy) =>
+      book.take(upstream, { ruleId: 'edited', key: 'k', policy }, 1, 1)
+    for (const policy of [free, paid, free, paid]) expect((await take(policy)).granted).toBe(1)
+    // Two tiers in turn: a lease each, nothing handed back.
+    expect(refunds).toEqual([])
+    const edited = { ...free, limit: 50 }
+    expect((await take(edited)).granted).toBe(1)
+    await book.settled()
+    expect(refunds).toEqual(oneVersion ? [{ policy: free, units: 8 }] : [])
   })
 
   it('follows the fail mode when the object cannot be reached', async () => {

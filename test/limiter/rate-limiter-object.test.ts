@@ -82,14 +82,6 @@ describe('RateLimiterObject', () => {
     expect(writes).toEqual({ allowed: true, denied: false, afterAllowed: 2, total: 2 })
   })
 
-  it("starts afresh when the rule's algorithm or period changes", async () => {
-    const stub = env.LIMITER.getByName('policy-change')
-    await stub.charge({ ...hourly, limit: 1 }, 1)
-    expect((await stub.charge({ ...hourly, limit: 1 }, 1)).allowed).toBe(false)
-    expect((await stub.charge({ ...hourly, limit: 1, periodMs: 60_000 }, 1)).allowed).toBe(true)
-    expect((await stub.charge({ ...bucket, limit: 1, burst: 1 }, 1)).allowed).toBe(true)
-  })
-
   it('keeps a key that is still active when its alarm fires early, and re-arms', async () => {
     const stub = env.LIMITER.getByName('alarm-early')
     const decision = await stub.charge(hourly, 1)

@@ -5,14 +5,15 @@ import { compileTiers, tierPolicy, TiersSchema } from '../../src/rules/tiers'
 import type { RequestFacts } from '../../src/types'
 import { facts } from '../support/facts'
 
-const fromHeader = compileTiers({
-  from: 'header:X-Plan',
-  limits: { paid: 1000, enterprise: 10_000 },
-})
-const fromClaim = compileTiers({ from: 'claim:https://example.com/plan', limits: { paid: 1000 } })
-
 const window: Policy = { algorithm: 'sliding-window', limit: 100, periodMs: 3_600_000 }
 const bucket: Policy = { algorithm: 'token-bucket', limit: 100, periodMs: 3_600_000, burst: 100 }
+const headerTiers = { from: 'header:X-Plan', limits: { paid: 1000, enterprise: 10_000 } }
+const fromHeader = compileTiers(headerTiers, window, false)
+const fromClaim = compileTiers(
+  { from: 'claim:https://example.com/plan', limits: { paid: 1000 } },
+  window,
+  false
+)
 
 describe('compileTiers', () => {
   it('lower-cases a header name and keeps a claim name (colons included) as written', () => {
@@ -35,7 +36,8 @@ describe('tierPolicy', () => {
     // A header tier ignores claims, even verified ones.
     ['only a claim', { claims: { 'x-plan': 'paid' } }, 100],
   ])('header tiers, %s: limit %i', (_, overrides, limit) => {
-    expect(tierPolicy(window, fromHeader, false, facts(overrides))).toEqual({ ...window, limit })
+    const tier = limit === window.limit ? {} : { tier: limit === 1000 ? 'paid' : 'enterprise' }
+    expect(tierPolicy(window, fromHeader, facts(overrides))).toEqual({ ...window, limit, ...tier })
   })
 
   it.each<[string, Record<string, unknown> | undefined, number]>([
@@ -46,25 +48,31 @@ describe('tierPolicy', () => {
     ['no verified token', undefined, 100],
   ])('claim tiers, %s: limit %i', (_, claims, limit) => {
     const f = facts({ headers: new Headers({ 'https-plan': 'paid' }), claims })
-    expect(tierPolicy(window, fromClaim, false, f).limit).toBe(limit)
+    expect(tierPolicy(window, fromClaim, f).limit).toBe(limit)
   })
 
   it("fills a bucket's burst with the tier's limit unless the rule set burst itself", () => {
     const paid = facts({ headers: new Headers({ 'x-plan': 'paid' }) })
-    expect(tierPolicy(bucket, fromHeader, false, paid)).toEqual({
+    const tiers = (explicit: boolean) => compileTiers(headerTiers, bucket, explicit)
+    expect(tierPolicy(bucket, tiers(false), paid)).toEqual({
       ...bucket,
       limit: 1000,
       burst: 1000,
+      tier: 'paid',
     })
-    expect(tierPolicy(bucket, fromHeader, true, paid)).toEqual({
+    expect(tierPolicy(bucket, tiers(true), paid)).toEqual({
       ...bucket,
       limit: 1000,
       burst: 100,
+      tier: 'paid',
     })
   })
 
-  it('returns the rule policy itself when no tier applies', () => {
-    expect(tierPolicy(window, fromHeader, false, facts())).toBe(window)
+  it('returns the rule policy itself when no tier applies, and one policy per tier', () => {
+    expect(tierPolicy(window, fromHeader, facts())).toBe(window)
+    const paid = () => facts({ headers: new Headers({ 'x-plan': 'paid' }) })
+    // Made once when the rules are compiled: a key's lease and its object tell tiers by it.
+    expect(tierPolicy(window, fromHeader, paid())).toBe(tierPolicy(window, fromHeader, paid()))
   })
 })
 

@@ -9,6 +9,8 @@
  * - `counts-then-fails`: counts the request, then throws a retryable error (a reply lost after
  *   the write);
  * - `overloaded`: throws an overload error (marked retryable too, as the runtime does);
+ * - `refused-once`, `lost-then-overloaded` (`reserve` only): the first call is refused as
+ *   overloaded; or its answer is lost after it ran, and the next is refused as overloaded;
  * - `hangs`: never answers;
  * - `slow`: answers, counting, only once `proceed()` is called (a decision that lands late);
  * - anything else: decides like the real object.
@@ -82,6 +84,13 @@ export class FlakyLimiterObject extends DurableObject {
     ])
     if (name.startsWith('flaky-once') && calls === 1)
       throw flagged(`flaky limiter ${name}: retry`, { retryable: true })
+    // An answer lost after what the ask carried was applied, then a refusal before running.
+    if (name.startsWith('lost-then-overloaded') && calls <= 2)
+      throw calls === 1
+        ? flagged(`flaky limiter ${name}: reply lost`, { retryable: true })
+        : flagged(`flaky limiter ${name}: overloaded`, { retryable: true, overloaded: true })
+    if (name.startsWith('refused-once') && calls === 1)
+      throw flagged(`flaky limiter ${name}: overloaded`, { retryable: true, overloaded: true })
     if (name.startsWith('hangs')) await new Promise(() => {})
     if (name.startsWith('throws')) throw new Error(`flaky limiter ${name} failed`)
     if (name.startsWith('overloaded'))

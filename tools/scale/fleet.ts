@@ -6,20 +6,22 @@
  * cold one where traffic is then (at the same location when it was the last one there). A dead
  * isolate's client is dropped as it is: nothing it holds is handed back.
  */
-import type { LimiterClient } from './limiter-adapter'
+import type { Scheduled } from './heap'
 import { AliasTable, exponential, type Random } from './random'
 import type { VirtualClock } from './virtual-time'
 import { shares } from './world'
 
 /** One isolate. */
-interface SimIsolate {
+interface SimIsolate<C> {
   readonly id: number
   readonly location: number
-  readonly client: LimiterClient
+  readonly client: C
+  /** Its death, while it is alive and dies of churn. */
+  death?: Scheduled
 }
 
 /** How the fleet is made and renewed. */
-export interface FleetOptions {
+export interface FleetOptions<C> {
   clock: VirtualClock
   /** Isolates alive at any time. */
   count: number
@@ -29,24 +31,40 @@ export interface FleetOptions {
   /** Traffic per location now (where new isolates start). */
   weights: () => readonly number[]
   /** A new, cold client at a location. */
-  makeClient: (location: number, id: number) => LimiterClient
+  makeClient: (location: number, id: number) => C
 }
 
 /** The isolates alive, by location. */
-export class Fleet {
+export class Fleet<C> {
   // The clients alone, not the isolates: a request reads one object less on its way in.
-  readonly #byLocation: LimiterClient[][]
-  readonly #options: FleetOptions
+  readonly #byLocation: C[][]
+  readonly #alive = new Set<SimIsolate<C>>()
+  readonly #options: FleetOptions<C>
   #nextId = 0
-  /** Isolates started after the first ones (churn). */
+  /** Isolates started after the first ones (churn, and deploys). */
   born = 0
 
   /** @param options - size, churn and how to make a client */
-  constructor(options: FleetOptions) {
+  constructor(options: FleetOptions<C>) {
     this.#options = options
-    const weights = options.weights()
-    this.#byLocation = weights.map(() => [])
-    shares(weights, options.count, 1).forEach((n, location) => {
+    this.#byLocation = options.weights().map(() => [])
+    this.#populate()
+  }
+
+  /**
+   * A deploy: every isolate is dropped as it is (nothing it holds handed back) and as many cold
+   * ones start, spread as traffic is now.
+   */
+  replaceAll(): void {
+    for (const isolate of this.#alive) if (isolate.death) this.#options.clock.cancel(isolate.death)
+    this.#alive.clear()
+    for (const here of this.#byLocation) here.length = 0
+    this.born += this.#options.count
+    this.#populate()
+  }
+
+  #populate(): void {
+    shares(this.#options.weights(), this.#options.count, 1).forEach((n, location) => {
       for (let i = 0; i < n; i++) this.#start(location)
     })
   }
@@ -62,7 +80,7 @@ export class Fleet {
    * @param location - where the request arrived
    * @throws {Error} when the location has no isolate (the run's weights gave it no traffic)
    */
-  pick(location: number): LimiterClient {
+  pick(location: number): C {
     const here = this.#byLocation[location]!
     const client = here[Math.floor(this.#options.random() * here.length)]
     if (!client) throw new Error(`no isolate at location ${location}`)
@@ -72,13 +90,17 @@ export class Fleet {
   #start(location: number): void {
     const { clock, meanLifeMs, random, makeClient } = this.#options
     const id = this.#nextId++
-    const isolate: SimIsolate = { id, location, client: makeClient(location, id) }
+    const isolate: SimIsolate<C> = { id, location, client: makeClient(location, id) }
     this.#byLocation[location]!.push(isolate.client)
+    this.#alive.add(isolate)
     if (Number.isFinite(meanLifeMs))
-      clock.after(Math.max(1, exponential(random, meanLifeMs)), () => this.#die(isolate))
+      isolate.death = clock.after(Math.max(1, exponential(random, meanLifeMs)), () =>
+        this.#die(isolate)
+      )
   }
 
-  #die(isolate: SimIsolate): void {
+  #die(isolate: SimIsolate<C>): void {
+    this.#alive.delete(isolate)
     const here = this.#byLocation[isolate.location]!
     here.splice(here.indexOf(isolate.client), 1)
     const weights = this.#options.weights()

@@ -8,22 +8,23 @@
  * and with every early denial, says which were early: a denial that fits in it would have been
  * admitted, and takes its room, so that room left in a window is counted once, not again at
  * every later denial. Beside them, an ideal limiter fed every request as it arrives says what
- * the limit would have admitted.
+ * the limit would have admitted. Each of the three is the run's {@link Bounds}: its tiers' and
+ * its rule versions' exact limits.
  */
-import type { LeasablePolicy } from '../../src/algorithms/reserve'
-import { oracleFor, type Oracle } from './oracle'
+import type { Bounds } from './bounds'
 
 /** Counts by second (or by 100 ms, `admittedPerTick`) from the start of the run. */
 export class Judge {
-  readonly #oracle: Oracle
+  readonly #oracle: Bounds
   /** The exact limit charged with admissions and early denials. */
-  readonly #shadow: Oracle
-  readonly #ideal: Oracle
+  readonly #shadow: Bounds
+  readonly #ideal: Bounds
   readonly #startMs: number
   readonly #periodMs: number
-  readonly #admittedOnes: Int32Array
-  readonly #deniedOnes: Int32Array
-  readonly #others = new Map<number, { admitted: number[]; denied: number[] }>()
+  /** Per tier, admissions and denials of cost 1 per ms. */
+  readonly #admittedOnes: Int32Array[]
+  readonly #deniedOnes: Int32Array[]
+  readonly #others = new Map<number, { admitted: Cost[]; denied: Cost[] }>()
   #flushedMs = 0
   readonly #windows = new Map<number, number>()
 
@@ -40,18 +41,27 @@ export class Judge {
   readonly admittedPerTick: Int32Array
 
   /**
-   * @param policy - the limit
+   * @param bounds - makes the run's bounds: those the design guarantees (the limit), and those
+   *   exact mode decides by (`shared`: the shadow, the ideal)
+   * @param periodMs - the rule's period (the fullest window is counted in it)
+   * @param tiers - how many tiers requests carry
    * @param startMs - the run's first instant
    * @param spanMs - how long decisions may be taken (the run and its tail)
    */
-  constructor(policy: LeasablePolicy, startMs: number, spanMs: number) {
-    this.#oracle = oracleFor(policy)
-    this.#shadow = oracleFor(policy)
-    this.#ideal = oracleFor(policy)
+  constructor(
+    bounds: (shared: boolean) => Bounds,
+    periodMs: number,
+    tiers: number,
+    startMs: number,
+    spanMs: number
+  ) {
+    this.#oracle = bounds(false)
+    this.#shadow = bounds(true)
+    this.#ideal = bounds(true)
     this.#startMs = startMs
-    this.#periodMs = policy.periodMs
-    this.#admittedOnes = new Int32Array(spanMs)
-    this.#deniedOnes = new Int32Array(spanMs)
+    this.#periodMs = periodMs
+    this.#admittedOnes = Array.from({ length: tiers }, () => new Int32Array(spanMs))
+    this.#deniedOnes = Array.from({ length: tiers }, () => new Int32Array(spanMs))
     const seconds = Math.ceil(spanMs / 1000)
     this.overAdmittedPerSecond = new Int32Array(seconds)
     this.earlyPerSecond = new Int32Array(seconds)
@@ -62,22 +72,22 @@ export class Judge {
   }
 
   /** A request arrived (fed to the ideal limiter at once: arrivals come in order). */
-  arrived(atMs: number, cost: number): void {
-    if (this.#ideal.admit(atMs, cost)) this.idealPerSecond[this.#second(atMs)]! += 1
+  arrived(atMs: number, cost: number, tier = 0): void {
+    if (this.#ideal.admit(atMs, cost, tier)) this.idealPerSecond[this.#second(atMs)]! += 1
   }
 
   /** A request was let through, decided at `atMs`. */
-  admitted(atMs: number, cost: number): void {
+  admitted(atMs: number, cost: number, tier = 0): void {
     const ms = this.#slot(atMs)
-    if (cost === 1) this.#admittedOnes[ms]!++
-    else this.#othersAt(ms).admitted.push(cost)
+    if (cost === 1) this.#admittedOnes[tier]![ms]!++
+    else this.#othersAt(ms).admitted.push({ cost, tier })
   }
 
   /** A request was refused, decided at `atMs`. */
-  denied(atMs: number, cost: number): void {
+  denied(atMs: number, cost: number, tier = 0): void {
     const ms = this.#slot(atMs)
-    if (cost === 1) this.#deniedOnes[ms]!++
-    else this.#othersAt(ms).denied.push(cost)
+    if (cost === 1) this.#deniedOnes[tier]![ms]!++
+    else this.#othersAt(ms).denied.push({ cost, tier })
   }
 
   /**
@@ -86,7 +96,7 @@ export class Judge {
    * @param beforeMs - an instant no decision older than which can still come
    */
   flush(beforeMs: number): void {
-    const end = Math.min(this.#admittedOnes.length, beforeMs - this.#startMs)
+    const end = Math.min(this.#admittedOnes[0]!.length, beforeMs - this.#startMs)
     for (let ms = this.#flushedMs; ms < end; ms++) this.#judge(ms)
     this.#flushedMs = Math.max(this.#flushedMs, end)
   }
@@ -100,26 +110,35 @@ export class Judge {
     const atMs = this.#startMs + ms
     const second = Math.floor(ms / 1000)
     const other = this.#others.get(ms)
-    const ones = this.#admittedOnes[ms]!
-    for (let i = 0; i < ones; i++) this.#admit(atMs, second, 1)
-    for (const cost of other?.admitted ?? []) this.#admit(atMs, second, cost)
-    const admitted = ones + (other?.admitted.length ?? 0)
+    let admitted = 0
+    this.#admittedOnes.forEach((ones, tier) => {
+      const n = ones[ms]!
+      for (let i = 0; i < n; i++) this.#admit(atMs, second, 1, tier)
+      admitted += n
+    })
+    for (const { cost, tier } of other?.admitted ?? []) this.#admit(atMs, second, cost, tier)
+    admitted += other?.admitted.length ?? 0
     this.admittedPerSecond[second]! += admitted
     this.admittedPerTick[Math.floor(ms / 100)]! += admitted
-    const deniedOnes = this.#deniedOnes[ms]!
-    this.deniedPerSecond[second]! += deniedOnes + (other?.denied.length ?? 0)
     // A denial at an instant is judged after every admission of that instant.
-    const early = deniedOnes > 0 ? Math.min(deniedOnes, this.#shadow.room(atMs)) : 0
-    for (let i = 0; i < early; i++) this.#shadow.admit(atMs, 1)
-    this.earlyPerSecond[second]! += early
-    for (const cost of other?.denied ?? [])
-      if (this.#shadow.admit(atMs, cost)) this.earlyPerSecond[second]!++
+    this.#deniedOnes.forEach((ones, tier) => {
+      const n = ones[ms]!
+      this.deniedPerSecond[second]! += n
+      const early = n > 0 ? Math.min(n, this.#shadow.room(atMs, tier)) : 0
+      for (let i = 0; i < early; i++) this.#shadow.admitEach(atMs, 1, tier)
+      this.earlyPerSecond[second]! += early
+    })
+    this.deniedPerSecond[second]! += other?.denied.length ?? 0
+    for (const { cost, tier } of other?.denied ?? [])
+      if (this.#shadow.admitEach(atMs, cost, tier)) this.earlyPerSecond[second]!++
     this.#others.delete(ms)
   }
 
-  #admit(atMs: number, second: number, cost: number): void {
-    this.#shadow.admit(atMs, cost)
-    if (!this.#oracle.admit(atMs, cost)) {
+  #admit(atMs: number, second: number, cost: number, tier: number): void {
+    this.#shadow.admitEach(atMs, cost, tier)
+    // Not charged where it does not fit: the bound's state stays the exact algorithm's, so the
+    // count is the excess itself.
+    if (!this.#oracle.admitEach(atMs, cost, tier)) {
       this.overAdmitted++
       this.overAdmittedPerSecond[second]!++
     }
@@ -128,7 +147,7 @@ export class Judge {
   }
 
   #slot(atMs: number): number {
-    const ms = Math.min(this.#admittedOnes.length - 1, atMs - this.#startMs)
+    const ms = Math.min(this.#admittedOnes[0]!.length - 1, atMs - this.#startMs)
     if (ms >= this.#flushedMs) return ms
     this.late++
     return this.#flushedMs
@@ -143,4 +162,10 @@ export class Judge {
     if (!other) this.#others.set(ms, (other = { admitted: [], denied: [] }))
     return other
   }
+}
+
+/** A request of a cost other than 1. */
+interface Cost {
+  cost: number
+  tier: number
 }

@@ -17,13 +17,27 @@ import { LeaseBook } from '../../src/limiter/leases'
 import type { LimiterNamespace } from '../../src/limiter/limiter-namespace'
 import type { Region } from '../../src/limiter/region'
 import { nameOf } from '../../src/limiter/object-name'
-import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
+import { OBJECT_CLOCK, RateLimiterObject } from '../../src/limiter/rate-limiter-object'
 import { ClientStats } from '../../src/limiter/stats'
+import type { MachineClock } from './clocks'
 import { servedAtMs } from './object-server'
 import type { NamespaceView } from './namespace'
 
-/** The class every simulated object runs. */
-export const OBJECT_CLASS = RateLimiterObject
+/**
+ * The class every simulated object runs: the limiter's, each object reading the clock of the
+ * machine it runs on.
+ *
+ * @param clockOf - an object's clock, by its name
+ */
+export function objectClass(clockOf: (name: string) => MachineClock): typeof RateLimiterObject {
+  return class SimulatedObject extends RateLimiterObject {
+    readonly #clock = clockOf(this.ctx.id.name ?? this.ctx.id.toString());
+
+    override [OBJECT_CLOCK](): number {
+      return this.#clock.read(Date.now())
+    }
+  }
+}
 
 /** How requests are decided. */
 export type Mode = 'exact' | 'leased'
@@ -52,6 +66,8 @@ export interface IsolateSeat {
   readonly region: Region
   /** The `LIMITER` binding as this isolate sees it: calls pay the delay from its location. */
   readonly namespace: NamespaceView
+  /** The clock of the machine it runs on. */
+  readonly clock: MachineClock
 }
 
 /** One request for one key: what a rule's check carries. */
@@ -65,8 +81,13 @@ export interface Verdict {
   enforced: boolean
   /** Decided in the isolate without an awaited call to an object. */
   local: boolean
-  /** When the decision was taken, if not when the isolate got it (an object's decision). */
+  /**
+   * When the decision was taken, if not when the isolate got it: when an object took it (true
+   * time), or when the key's root charged the units of a request that waited for them (the
+   * root's clock, `onRootClock`).
+   */
   decidedAtMs?: number | undefined
+  onRootClock?: boolean
 }
 
 /** One isolate's limiter client. */
@@ -109,7 +130,9 @@ class LeasedClient implements LimiterClient {
   readonly #timeoutMs: number
 
   constructor(seat: IsolateSeat, namespace: LimiterNamespace, timeoutMs: number) {
+    const { clock } = seat
     this.#book = new LeaseBook({
+      now: () => clock.read(Date.now()),
       keepAlive: ignoreFailure,
       stats: SEAT_STATS,
       location: seat.colo,
@@ -162,12 +185,14 @@ function callOf(request: SimRequest, mode: Mode): ChargeCall {
 
 function verdictOf(result: ChargeResult): Verdict {
   if (!result.enforced) return { allowed: true, enforced: false, local: false }
-  return {
+  const verdict: Verdict = {
     allowed: result.decision.allowed,
     enforced: true,
     local: result.local === true,
     decidedAtMs: result.decidedAtMs ?? servedAtMs(result.decision),
   }
+  if (result.decidedAtMs !== undefined) verdict.onRootClock = true
+  return verdict
 }
 
 /** A key that fails closed throws: the request is refused, undecided. */

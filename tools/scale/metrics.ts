@@ -5,7 +5,8 @@
  * overloads (and every object's calls together), and the {@link Judge}'s verdicts on admissions.
  * Seconds count from the run's start; a decision counts in the second the isolate took it.
  */
-import type { LeasablePolicy } from '../../src/algorithms/reserve'
+import type { Bounds } from './bounds'
+import type { MachineClock } from './clocks'
 import { Histogram } from './histogram'
 import { Judge } from './judge'
 import type { Verdict } from './limiter-adapter'
@@ -46,6 +47,7 @@ export class Metrics implements ServerObserver {
   readonly #startMs: number
   readonly #seconds: number
   readonly #root: string
+  readonly #rootClock: MachineClock
   readonly #demand: Int32Array
   readonly #decided: Int32Array
   readonly #local: Int32Array
@@ -59,16 +61,29 @@ export class Metrics implements ServerObserver {
   readonly #coldWaits: [waitMs: number, roundTripMs: number][] = []
 
   /**
-   * @param policy - the limit
+   * @param limits - the exact limits (a new {@link Bounds} each call), the rule's period, its tiers
    * @param startMs - the run's first instant
    * @param spanMs - the run and its tail (decisions may come until its end)
-   * @param rootName - the key's root object
+   * @param root - the key's root object: its name, and its machine's clock (the judge's)
    */
-  constructor(policy: LeasablePolicy, startMs: number, spanMs: number, rootName: string) {
-    this.judge = new Judge(policy, startMs, spanMs)
+  constructor(
+    limits: { bounds: (shared: boolean) => Bounds; periodMs: number; tiers: number },
+    startMs: number,
+    spanMs: number,
+    root: { name: string; clock: MachineClock }
+  ) {
+    // Windows are the root's: the judge holds decisions to them by its clock.
+    this.judge = new Judge(
+      limits.bounds,
+      limits.periodMs,
+      limits.tiers,
+      root.clock.read(startMs),
+      spanMs
+    )
     this.#startMs = startMs
     this.#seconds = Math.ceil(spanMs / 1000)
-    this.#root = rootName
+    this.#root = root.name
+    this.#rootClock = root.clock
     const counts = () => new Int32Array(this.#seconds)
     this.#demand = counts()
     this.#decided = counts()
@@ -82,9 +97,9 @@ export class Metrics implements ServerObserver {
   }
 
   /** A request arrived. */
-  request(atMs: number, cost: number): void {
+  request(atMs: number, cost: number, tier = 0): void {
     this.#demand[this.#second(atMs)]!++
-    this.judge.arrived(atMs, cost)
+    this.judge.arrived(this.#rootClock.read(atMs), cost, tier)
   }
 
   /**
@@ -94,16 +109,19 @@ export class Metrics implements ServerObserver {
    * @param cost - its cost
    * @param verdict - what the limiter said
    * @param nowMs - when its isolate had the answer
+   * @param tier - the request's tier
    */
-  decided(arrivedAtMs: number, cost: number, verdict: Verdict, nowMs: number): void {
+  decided(arrivedAtMs: number, cost: number, verdict: Verdict, nowMs: number, tier = 0): void {
     const second = this.#second(nowMs)
     this.#decided[second]!++
     if (verdict.local) this.#local[second]!++
     if (!verdict.enforced && verdict.allowed) this.#failedOpen[second]!++
     this.#latency.add(nowMs - arrivedAtMs, second)
-    const atMs = verdict.decidedAtMs ?? nowMs
-    if (verdict.allowed) this.judge.admitted(atMs, cost)
-    else this.judge.denied(atMs, cost)
+    const atMs = verdict.onRootClock
+      ? verdict.decidedAtMs!
+      : this.#rootClock.read(verdict.decidedAtMs ?? nowMs)
+    if (verdict.allowed) this.judge.admitted(atMs, cost, tier)
+    else this.judge.denied(atMs, cost, tier)
   }
 
   /**

@@ -8,6 +8,7 @@
  * if later: the object awaiting another object lets the next call start, as an open input gate
  * does) and reaches the caller one network delay later.
  */
+import type { MachineClock } from './clocks'
 import type { Scheduled } from './heap'
 import { instantiate, type ObjectClass } from './object-base'
 import { simState, SimStorage } from './object-state'
@@ -19,6 +20,13 @@ export interface ServerConfig {
   serviceMs: number
   /** Calls that may wait; one more is answered "overloaded". */
   queueBound: number
+  /**
+   * Whether the answer to a call that ran is lost on its way back (the caller gets a retryable
+   * error, as for a connection lost): drawn once per call that ran. Never, when absent.
+   */
+  loseAnswer?: () => boolean
+  /** The clock of the machine an object runs on, by its name: its alarms are set by it. */
+  clockOf?: (name: string) => MachineClock
 }
 
 /** What the server reports as it works (the simulator's metrics). */
@@ -219,6 +227,14 @@ export class ObjectServer<T extends object> {
     if (call.state !== 'running') return
     call.state = 'answered'
     call.readyAtMs = Math.max(doneMs, this.clock.nowMs)
+    if (!call.internal && this.config.loseAnswer?.()) {
+      // It ran: whatever it changed stays changed; only its answer does not arrive.
+      call.event = this.clock.at(call.readyAtMs + call.delayMs, () => {
+        this.#pending.delete(call)
+        call.reject(platformError(LOST_MESSAGE, { retryable: true }))
+      })
+      return
+    }
     if ('value' in outcome) tag(outcome.value, startedMs)
     call.event = this.clock.at(call.readyAtMs + call.delayMs, () => {
       this.#pending.delete(call)
@@ -269,7 +285,9 @@ export class ObjectServer<T extends object> {
     if (this.#alarm) this.clock.cancel(this.#alarm)
     this.#alarm = undefined
     if (atMs === null) return
-    this.#alarm = this.clock.at(atMs, () => {
+    // Set by the object's clock: it goes off when that clock reads `atMs`.
+    const trueAtMs = this.config.clockOf?.(this.name).trueAt(atMs) ?? atMs
+    this.#alarm = this.clock.at(trueAtMs, () => {
       this.#alarm = undefined
       this.storage.alarmFired()
       const call: Call = {
@@ -291,6 +309,8 @@ export class ObjectServer<T extends object> {
 
 /** Cloudflare's message for a queue that is too long. */
 export const OVERLOADED_MESSAGE = 'Durable Object is overloaded. Too many requests queued.'
+/** The runtime's message for a call whose connection was lost before its answer came. */
+export const LOST_MESSAGE = 'Network connection lost.'
 /** Cloudflare's message for an object reset under its callers. */
 export const RESET_MESSAGE = 'Durable Object reset because its code was updated.'
 

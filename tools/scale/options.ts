@@ -4,8 +4,10 @@
  * combination, one run each. Parsed by hand, so that the tests can read it in workerd too.
  */
 import type { FailMode } from '../../src/types'
+import { MACHINE_KINDS, type MachineKind } from './clocks'
 import type { Mode } from './limiter-adapter'
-import type { RunOptions } from './run-options'
+import { DEFAULT_WORLD, IDEAL_WORLD, type RunOptions, type SimWorld } from './run-options'
+import { EDITS, type EditKind } from './versions'
 import {
   ALGORITHMS,
   DEFAULT_DEMAND,
@@ -33,9 +35,26 @@ export const USAGE = `usage: npm run simulate:scale -- [options]     (lists: a,b
   --fail-mode <mode>    open or closed: what a request gets when no decision can be had (default open)
   --burst <s>           token bucket and GCRA: the burst, in seconds of the rate (default: the
                         limit, as for a rule without "burst": 60 s for steady, 1 s for small-key)
+
+The world (defaults as unkind as the real one; --ideal-world for none of it):
+  --skew <ms-list>      each machine's clock off by up to ±ms (default ${DEFAULT_WORLD.clocks.skewMs});
+                        +ms or -ms: each exactly that far ahead or behind
+  --skew-on <kinds>     whose clocks are off: ${MACHINE_KINDS.join(',')} (default all)
+  --drift <ppm>         each clock drifts by up to ±ppm (default ${DEFAULT_WORLD.clocks.driftPpm})
+  --edit <kinds>        an edit of the rule while the run lasts (default ${DEFAULT_WORLD.edit}):
+${Object.entries(EDITS)
+  .map(([name, what]) => `                          ${name}: ${what}`)
+  .join('\n')}
+  --edit-at <s>         when the edit is made (default: half the run)
+  --propagation <s>     how long both versions are in use (default ${DEFAULT_WORLD.propagationS})
+  --lost-answers <xs>   share of calls whose answer is lost after they ran (default ${DEFAULT_WORLD.lostAnswers})
+  --tiers <counts>      tiers mixed on the key, limits 1/n, 2/n, … of the rule's (default 1)
+  --deploy-at <s>       a deploy then: every isolate and object instance replaced (default none)
+  --ideal-world         no skew, no edit, no lost answers (what earlier runs assumed)
+
   --out <dir>           write a CSV and an SVG chart per run there
   --json                print one JSON object per run instead of the table
-  --check               CI's short form: four short runs that fail on any over-admission
+  --check               CI's short form: short runs of each finding that fail on any over-admission
   --help                print this
 
 Exit status: 0, or 1 when a run admitted more than the exact limit allows, 2 for a bad flag.`
@@ -93,8 +112,17 @@ const VALUE_FLAGS = new Set([
   'fail-mode',
   'burst',
   'out',
+  'skew',
+  'skew-on',
+  'drift',
+  'edit',
+  'edit-at',
+  'propagation',
+  'lost-answers',
+  'tiers',
+  'deploy-at',
 ])
-const SWITCHES = new Set(['json', 'check', 'help'])
+const SWITCHES = new Set(['json', 'check', 'help', 'ideal-world'])
 
 function command(values: Record<string, string | boolean | undefined>): Command {
   const text = (flag: string) => values[flag] as string | undefined
@@ -125,26 +153,85 @@ function command(values: Record<string, string | boolean | undefined>): Command 
       ? {}
       : { burstS: decimal(0.001, 86_400)('--burst', text('burst')!) }),
   }
+  const worlds = worldsOf(values, seconds)
   const runs: RunOptions[] = []
   for (const scenario of scenarios)
     for (const mode of modes)
       for (const algorithm of algorithms)
         for (const count of isolates)
-          for (const demand of demands) {
-            const where = locations ?? Math.min(300, count)
-            if (where > count)
-              throw new UsageError(`--locations (${where}) must not exceed --isolates (${count})`)
-            runs.push({
-              ...base,
-              scenario: scenario as ScenarioName,
-              mode: mode as Mode,
-              algorithm: algorithm as AlgorithmName,
-              isolates: count,
-              locations: where,
-              demand: demand ?? DEFAULT_DEMAND[scenario as ScenarioName],
-            })
-          }
+          for (const demand of demands)
+            for (const world of worlds) {
+              const where = locations ?? Math.min(300, count)
+              if (where > count)
+                throw new UsageError(`--locations (${where}) must not exceed --isolates (${count})`)
+              runs.push({
+                ...base,
+                scenario: scenario as ScenarioName,
+                mode: mode as Mode,
+                algorithm: algorithm as AlgorithmName,
+                isolates: count,
+                locations: where,
+                demand: demand ?? DEFAULT_DEMAND[scenario as ScenarioName],
+                world,
+              })
+            }
   return { runs, json, help, ...(out ? { out } : {}) }
+}
+
+/**
+ * The worlds the flags describe: the default, or the ideal one, with the flags given on top;
+ * one for each combination of the lists given (`--skew`, `--edit`, `--tiers`, `--lost-answers`).
+ */
+function worldsOf(
+  values: Record<string, string | boolean | undefined>,
+  seconds: number
+): SimWorld[] {
+  const text = (flag: string) => values[flag] as string | undefined
+  const base = values['ideal-world'] === true ? IDEAL_WORLD : DEFAULT_WORLD
+  const each = <T>(flag: string, parse: Parse<T>, fallback: T): T[] => {
+    const value = text(flag)
+    return value === undefined ? [fallback] : list(flag, value, parse)
+  }
+  const skewOn = text('skew-on')
+  const editAt = text('edit-at')
+  const deployAt = text('deploy-at')
+  const edited = text('edit') !== undefined
+  const worlds: SimWorld[] = []
+  for (const skew of each('skew', signedDecimal(60_000), { ms: base.clocks.skewMs, fixed: false }))
+    for (const edit of each('edit', oneOf(Object.keys(EDITS)), base.edit))
+      for (const tiers of each('tiers', whole(1, 10), base.tiers))
+        for (const lostAnswers of each('lost-answers', decimal(0, 1), base.lostAnswers)) {
+          if (edit === 'tier' && tiers < 2)
+            throw new UsageError('--edit tier needs --tiers 2 or more')
+          const propagation = optional('propagation', text('propagation'), decimal(0, 3600))
+          worlds.push({
+            clocks: {
+              skewMs: skew.ms,
+              ...(skew.fixed ? { fixed: true } : {}),
+              driftPpm:
+                optional('drift', text('drift'), decimal(0, 10_000)) ?? base.clocks.driftPpm,
+              // Skew asked of an ideal world is every machine's unless said.
+              skewOn:
+                skewOn !== undefined
+                  ? (list('skew-on', skewOn, oneOf(MACHINE_KINDS)) as MachineKind[])
+                  : base.clocks.skewOn.length === 0 && text('skew') !== undefined
+                    ? MACHINE_KINDS
+                    : base.clocks.skewOn,
+            },
+            tiers,
+            edit: edit as EditKind,
+            // An edit asked of an ideal world propagates as the default world's does.
+            propagationS:
+              propagation ??
+              (edited && base === IDEAL_WORLD ? DEFAULT_WORLD.propagationS : base.propagationS),
+            lostAnswers,
+            ...(editAt === undefined ? {} : { editAtS: decimal(0, seconds)('--edit-at', editAt) }),
+            ...(deployAt === undefined
+              ? {}
+              : { deployAtS: decimal(0, seconds)('--deploy-at', deployAt) }),
+          })
+        }
+  return worlds
 }
 
 /**
@@ -167,6 +254,7 @@ function checkRuns(): RunOptions[] {
     restartMs: 200,
     warmupS: 5,
     failMode: 'open' as const,
+    world: DEFAULT_WORLD,
   }
   return [
     { ...common, scenario: 'steady', demand: 1.1, seconds: 10 },
@@ -209,6 +297,16 @@ function whole(min: number, max: number): Parse<number> {
     if (!(n >= min && n <= max))
       throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, not "${value}"`)
     return n
+  }
+}
+
+/** `ms` for up to ±ms; `+ms` or `-ms` for exactly that. */
+function signedDecimal(max: number): Parse<{ ms: number; fixed: boolean }> {
+  return (flag, value) => {
+    const sign = value.startsWith('-') ? -1 : 1
+    const fixed = value.startsWith('+') || value.startsWith('-')
+    const ms = decimal(0, max)(flag, fixed ? value.slice(1) : value)
+    return { ms: sign * ms, fixed }
   }
 }
 

@@ -26,6 +26,10 @@ export interface Oracle {
   admit(atMs: number, cost: number): boolean
   /** How many requests of cost 1 fit at `atMs`, one after another. */
   room(atMs: number): number
+  /** Charges units whether they fit or not (what another limit admitted, or carried over). */
+  force(atMs: number, cost: number): void
+  /** The most units it holds: a window's limit, a bucket's burst. */
+  readonly capacity: number
 }
 
 /**
@@ -64,11 +68,16 @@ function slidingWindow(limit: number, periodMs: number): Oracle {
   const fits = (atMs: number, cost: number) => estimate(atMs) + cost <= limit + SLACK
   return {
     fits,
+    capacity: limit,
     room: (atMs) => Math.max(0, Math.floor(limit + SLACK - estimate(atMs))),
     admit(atMs, cost) {
       if (!fits(atMs, cost)) return false
       current += cost
       return true
+    },
+    force(atMs, cost) {
+      roll(atMs)
+      current += cost
     },
   }
 }
@@ -83,11 +92,16 @@ function fixedWindow(limit: number, periodMs: number): Oracle {
   }
   return {
     fits,
+    capacity: limit,
     room: (atMs) => (fits(atMs, 0) ? Math.max(0, limit - count) : 0),
     admit(atMs, cost) {
       if (!fits(atMs, cost)) return false
       count += cost
       return true
+    },
+    force(atMs, cost) {
+      fits(atMs, 0)
+      count += cost
     },
   }
 }
@@ -102,11 +116,16 @@ function tokenBucket(perMs: number, burst: number): Oracle {
   }
   return {
     fits,
+    capacity: burst,
     room: (atMs) => (fits(atMs, 0) ? Math.max(0, Math.floor(tokens + SLACK)) : 0),
     admit(atMs, cost) {
       if (!fits(atMs, cost)) return false
       tokens -= cost
       return true
+    },
+    force(atMs, cost) {
+      fits(atMs, 0)
+      tokens -= cost
     },
   }
 }
@@ -118,12 +137,16 @@ function gcra(intervalMs: number, burst: number): Oracle {
     next(atMs, cost) - atMs <= burst * intervalMs * (1 + SLACK)
   return {
     fits,
+    capacity: burst,
     room: (atMs) =>
       Math.max(0, Math.floor(burst * (1 + SLACK) - (next(atMs, 0) - atMs) / intervalMs)),
     admit(atMs, cost) {
       if (!fits(atMs, cost)) return false
       tatMs = next(atMs, cost)
       return true
+    },
+    force(atMs, cost) {
+      tatMs = next(atMs, cost)
     },
   }
 }

@@ -5,12 +5,13 @@
  * virtual time ({@link VirtualClock}), deterministic by seed. Runs under Node (the CLI) and in
  * workerd (the tests) alike.
  */
+import { Bounds } from './bounds'
+import { Clocks } from './clocks'
 import { Fleet } from './fleet'
 import {
   CALLS_FIRST,
   limiterClient,
-  type LimiterClient,
-  OBJECT_CLASS,
+  objectClass,
   rootObjectName,
   type SimRequest,
   type Verdict,
@@ -22,9 +23,15 @@ import type { RunOptions } from './run-options'
 import { planScenario } from './scenarios'
 import { summarise, type Summary } from './summary'
 import { Arrivals } from './traffic'
+import { editedVersion, Propagation, tierPolicies } from './versions'
 import { drainMicrotasks, VirtualClock } from './virtual-time'
 import { buildWorld } from './world'
 import type { SecondRow } from './metrics'
+
+/** An isolate's client as the run calls it: a request of a tier, under its version of the rule. */
+interface SeatClient {
+  decide(tier: number): Verdict | Promise<Verdict>
+}
 
 /** What a run measured. */
 export interface RunResult {
@@ -60,21 +67,53 @@ export async function runScale(
     durationMs,
     options.burstS
   )
-  const request: SimRequest = {
-    rule: { id: 'scale' },
-    key: 'scale',
-    policy: plan.policy,
-    cost: 1,
-    failMode: options.failMode,
-  }
-  const root = rootObjectName(request)
+  const sim = options.world
+  const burstIsLimit = options.burstS === undefined
+  const before = tierPolicies(plan.policy, sim.tiers, burstIsLimit)
+  const after = sim.edit === 'none' ? undefined : editedVersion(before, sim.edit, burstIsLimit)
+  const editAtMs = (sim.editAtS ?? Math.floor(options.seconds / 2)) * 1000
+  const propagationMs = sim.propagationS * 1000
+  // The requests of each version (before, after) and tier: one object each, as a rule's check is.
+  const requests: SimRequest[][] = [before, after ?? before].map((version) =>
+    version.map((policy) => ({
+      rule: { id: 'scale' },
+      key: 'scale',
+      policy,
+      cost: 1,
+      failMode: options.failMode,
+    }))
+  )
+  const root = rootObjectName(requests[0]![0]!)
   const clock = new VirtualClock(START_MS)
-  const metrics = new Metrics(plan.policy, START_MS, durationMs + TAIL_MS, root)
+  const clocks = new Clocks(sim.clocks, options.seed, START_MS)
+  const rootClock = clocks.ofObject(root)
+  // The version after binds from the first request under it (the root's clock).
+  const edit = {
+    firstMs: Number.POSITIVE_INFINITY,
+    overlapEndMs: rootClock.read(START_MS + editAtMs + propagationMs),
+  }
+  const metrics = new Metrics(
+    {
+      bounds: (shared) => new Bounds(before, after, edit, shared),
+      periodMs: plan.policy.periodMs,
+      tiers: sim.tiers,
+    },
+    START_MS,
+    durationMs + TAIL_MS,
+    { name: root, clock: rootClock }
+  )
+  const lost = stream(options.seed, 'lost answers')
+  const clockOf = (name: string) => clocks.ofObject(name)
   const namespace = new SimNamespace(
     clock,
     world,
-    OBJECT_CLASS,
-    { serviceMs: options.serviceMs, queueBound: options.queueBound },
+    objectClass(clockOf),
+    {
+      serviceMs: options.serviceMs,
+      queueBound: options.queueBound,
+      clockOf,
+      ...(sim.lostAnswers > 0 ? { loseAnswer: () => lost() < sim.lostAnswers } : {}),
+    },
     metrics
   )
   const views: NamespaceView[] = world.locations.map((l) => namespace.view(l.index))
@@ -82,6 +121,10 @@ export async function runScale(
     (tMs) => plan.demandAt(tMs),
     stream(options.seed, 'traffic'),
     durationMs
+  )
+  const propagation = new Propagation(
+    { tiers: sim.tiers, edit: sim.edit, editAtMs, propagationMs },
+    options.seed
   )
   const restore = clock.install()
   // Errors are made by the thousand when an object is overloaded; their stacks are never read.
@@ -95,25 +138,36 @@ export async function runScale(
     const event = /"event":"([^"]+)"/.exec(String(line))?.[1] ?? 'other'
     logged.set(event, (logged.get(event) ?? 0) + 1)
   }
-  let fleet: Fleet | undefined
+  let fleet: Fleet<SeatClient> | undefined
   try {
-    fleet = new Fleet({
+    fleet = new Fleet<SeatClient>({
       clock,
       count: options.isolates,
       meanLifeMs: options.meanLifeS * 1000,
       random: stream(options.seed, 'fleet'),
       weights: () => arrivals.weights,
       makeClient: (location, id) => {
-        const client = limiterClient(
+        const limiter = limiterClient(
           {
             id,
             location,
             colo: world.locations[location]!.name,
             region: world.locations[location]!.region,
             namespace: views[location]!,
+            clock: clocks.of('isolate', String(id)),
           },
           options.mode
         )
+        // The version this isolate runs: the rule's, then the edited one from its own moment.
+        const switchAtMs = START_MS + propagation.switchAtMs()
+        const client: SeatClient = {
+          decide(tier) {
+            if (clock.nowMs < switchAtMs) return limiter.decide(requests[0]![tier]!)
+            if (edit.firstMs === Number.POSITIVE_INFINITY)
+              edit.firstMs = rootClock.read(clock.nowMs)
+            return limiter.decide(requests[1]![tier]!)
+          },
+        }
         if (clock.nowMs < START_MS + options.warmupS * 1000) return client
         // One round trip to the object it calls first (its location's, or the key's root): there,
         // the object's service time, and back.
@@ -132,7 +186,15 @@ export async function runScale(
       clock.at(START_MS + plan.restartAtMs, () =>
         namespace.object(root)?.restart(options.restartMs)
       )
-    await loop(clock, arrivals, fleet, metrics, request, drain, START_MS + durationMs + TAIL_MS)
+    const deployed = fleet
+    if (sim.deployAtS !== undefined)
+      clock.at(START_MS + sim.deployAtS * 1000, () => {
+        for (const server of namespace.objects.values()) server.restart(options.restartMs)
+        deployed.replaceAll()
+      })
+    const tierOf = stream(options.seed, 'tiers')
+    const pickTier = sim.tiers > 1 ? () => Math.floor(tierOf() * sim.tiers) : () => 0
+    await loop(clock, arrivals, fleet, metrics, pickTier, drain, START_MS + durationMs + TAIL_MS)
   } finally {
     console.warn = warn
     errors.stackTraceLimit = stackTraceLimit
@@ -159,14 +221,14 @@ export async function runScale(
  * @param report - told the first request's wait (ms)
  */
 function watchFirst(
-  client: LimiterClient,
+  client: SeatClient,
   clock: VirtualClock,
   report: (waitMs: number) => void
-): LimiterClient {
+): SeatClient {
   let first = true
   return {
-    decide(request) {
-      const verdict = client.decide(request)
+    decide(tier) {
+      const verdict = client.decide(tier)
       if (!first) return verdict
       first = false
       const arrivedMs = clock.nowMs
@@ -182,9 +244,9 @@ function watchFirst(
 async function loop(
   clock: VirtualClock,
   arrivals: Arrivals,
-  fleet: Fleet,
+  fleet: Fleet<SeatClient>,
   metrics: Metrics,
-  request: SimRequest,
+  pickTier: () => number,
   drain: () => Promise<void>,
   endMs: number
 ): Promise<void> {
@@ -197,14 +259,15 @@ async function loop(
     // Compared as offsets: added to the epoch, a fraction would round.
     while (Math.floor(arrivals.nextMs) <= nowMs - START_MS) {
       const client = fleet.pick(arrivals.take())
-      metrics.request(nowMs, request.cost)
-      const verdict = client.decide(request)
+      const tier = pickTier()
+      metrics.request(nowMs, COST, tier)
+      const verdict = client.decide(tier)
       if (verdict instanceof Promise)
         verdict.then(
-          (v) => metrics.decided(nowMs, request.cost, v, clock.nowMs),
-          () => metrics.decided(nowMs, request.cost, FAILED, clock.nowMs)
+          (v) => metrics.decided(nowMs, COST, v, clock.nowMs, tier),
+          () => metrics.decided(nowMs, COST, FAILED, clock.nowMs, tier)
         )
-      else metrics.decided(nowMs, request.cost, verdict, nowMs)
+      else metrics.decided(nowMs, COST, verdict, nowMs, tier)
     }
     // Whatever the instant's events and requests started runs before the clock moves on.
     do await drain()
@@ -215,6 +278,9 @@ async function loop(
     }
   }
 }
+
+/** Every request's cost. */
+const COST = 1
 
 /** A decision that threw (the adapter catches what the limiter throws: this is a bug). */
 const FAILED: Verdict = { allowed: false, enforced: false, local: false }

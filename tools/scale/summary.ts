@@ -6,7 +6,7 @@
  */
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import type { Metrics } from './metrics'
-import type { RunOptions } from './run-options'
+import type { RunOptions, SimWorld } from './run-options'
 
 /** One run's figures. */
 export interface Summary {
@@ -22,6 +22,8 @@ export interface Summary {
   seed: number
   /** A bucket's burst in seconds of its rate, when set (else its limit). */
   burstSeconds?: number
+  /** The world it ran in: clocks, tiers, the rule's edit (when made), lost answers, a deploy. */
+  world: Omit<SimWorld, 'editAtS'> & { editAtS: number | null }
   /** Requests that arrived after the warm-up. */
   requests: number
   /** Calls reaching the key's root object per second: mean and the busiest second. */
@@ -115,6 +117,13 @@ export function summarise(options: RunOptions, metrics: Metrics, facts: RunFacts
     warmupSeconds: from,
     seed: options.seed,
     ...(options.burstS !== undefined ? { burstSeconds: options.burstS } : {}),
+    world: {
+      ...options.world,
+      editAtS:
+        options.world.edit === 'none'
+          ? null
+          : (options.world.editAtS ?? Math.floor(options.seconds / 2)),
+    },
     requests: total((r) => r.demand),
     objectCallsPerSecond: perSecond((r) => r.rootCalls),
     allObjectCallsPerSecond: perSecond((r) => r.allCalls),

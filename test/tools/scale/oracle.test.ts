@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import type { LeasablePolicy } from '../../../src/algorithms/reserve'
+import { Bounds } from '../../../tools/scale/bounds'
 import { Judge } from '../../../tools/scale/judge'
 import { oracleFor } from '../../../tools/scale/oracle'
 
@@ -43,9 +45,11 @@ describe('exact oracles', () => {
 
 describe('the judge', () => {
   const policy = { algorithm: 'sliding-window' as const, limit: 10, periodMs: 1000 }
+  const judgeOf = (limit: LeasablePolicy) =>
+    new Judge(() => new Bounds([limit]), limit.periodMs, 1, T0, 5_000)
 
   it('flags a constructed over-admission, and the fullest window', () => {
-    const judge = new Judge(policy, T0, 5_000)
+    const judge = judgeOf(policy)
     for (let i = 0; i < 12; i++) judge.admitted(T0 + 10 + i, 1)
     judge.flush(Number.POSITIVE_INFINITY)
     expect(judge.overAdmitted).toBe(2)
@@ -54,7 +58,7 @@ describe('the judge', () => {
   })
 
   it('judges decisions in time order, whatever order they came in', () => {
-    const judge = new Judge(policy, T0, 5_000)
+    const judge = judgeOf(policy)
     // Ten admissions decided at 900 ms reach the judge after a denial decided at 950 ms.
     judge.denied(T0 + 950, 1)
     for (let i = 0; i < 10; i++) judge.admitted(T0 + 900, 1)
@@ -65,7 +69,7 @@ describe('the judge', () => {
   })
 
   it('counts a denial early only while the exact limit had room, and that room once', () => {
-    const judge = new Judge(policy, T0, 5_000)
+    const judge = judgeOf(policy)
     for (let i = 0; i < 8; i++) judge.admitted(T0 + 100, 1)
     for (let i = 0; i < 5; i++) judge.denied(T0 + 200, 1)
     // Later denials in the same window find the room taken by the early ones.
@@ -77,13 +81,13 @@ describe('the judge', () => {
   })
 
   it('says what an exact limiter would have admitted of the arrivals', () => {
-    const judge = new Judge(policy, T0, 5_000)
+    const judge = judgeOf(policy)
     for (let i = 0; i < 15; i++) judge.arrived(T0 + i, 1)
     expect(judge.idealPerSecond[0]).toBe(10)
   })
 
   it('counts a decision older than what was judged as late, at the first open instant', () => {
-    const judge = new Judge(policy, T0, 5_000)
+    const judge = judgeOf(policy)
     judge.flush(T0 + 1_000)
     judge.admitted(T0 + 10, 1)
     expect(judge.late).toBe(1)

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { readCommand, UsageError } from '../../../tools/scale/options'
 import { csvOf, CSV_HEADER, fileStem, tableHeader, tableRow } from '../../../tools/scale/report'
 import { runScale } from '../../../tools/scale/run'
-import type { RunOptions } from '../../../tools/scale/run-options'
+import { IDEAL_WORLD, type RunOptions } from '../../../tools/scale/run-options'
 import { planScenario } from '../../../tools/scale/scenarios'
 import { recovery, type Summary } from '../../../tools/scale/summary'
 import { buildWorld } from '../../../tools/scale/world'
@@ -24,6 +24,7 @@ const small = (options: Partial<RunOptions> = {}): RunOptions => ({
   restartMs: 200,
   warmupS: 1,
   failMode: 'open',
+  world: IDEAL_WORLD,
   ...options,
 })
 
