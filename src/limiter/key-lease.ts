@@ -7,9 +7,19 @@
 import { isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
 import type { LimiterUnavailableError } from '../errors'
 import type { Decision } from '../types'
+import { spanHere, windowEndHere, type ClockOffset } from './lease-clock'
 import type { AheadReservation, LeaseKey, Lot, Reservation } from './reservation'
 
 export type { LeaseKey, Lot } from './reservation'
+
+/**
+ * Units held: their span in the root's time (what they are handed on and back with), and when
+ * they may be spent by this lessee's clock (`lease-clock.ts`).
+ */
+export interface HeldLot extends Lot {
+  hereFromMs: number
+  hereUntilMs: number
+}
 
 /** A reservation's result as the requests waiting for it see it. */
 export type Outcome =
@@ -31,7 +41,9 @@ export interface Pending {
 export interface KeyLease extends LeaseKey {
   policy: LeasablePolicy
   /** Units held, the soonest to lapse first. */
-  lots: Lot[]
+  lots: HeldLot[]
+  /** How far this clock is from the key's root's, as its lessor's last answer bounds it. */
+  clock?: ClockOffset | undefined
   /** The lessor's last answer, for the headers of local decisions. */
   snapshot?: Decision | undefined
   /** Units demanded per ms here lately, once measured. */
@@ -99,6 +111,7 @@ export function newKeyLease(
     key: ref.key,
     policy: ref.policy,
     lots: [],
+    clock: undefined,
     snapshot: undefined,
     rate: undefined,
     rateWeight: undefined,
@@ -139,7 +152,7 @@ export function unitsDueInMs(lease: KeyLease, nowMs: number): number {
   // Units held for later (a window's ramp) come in at their own time, without an ask.
   let dueMs = askedMs
   for (const lot of lease.lots)
-    if (lot.units > 0 && lot.validFromMs > nowMs) dueMs = Math.min(dueMs, lot.validFromMs)
+    if (lot.units > 0 && lot.hereFromMs > nowMs) dueMs = Math.min(dueMs, lot.hereFromMs)
   return Math.max(0, dueMs - nowMs)
 }
 
@@ -207,6 +220,34 @@ export interface Held {
   ending: number
 }
 
+/** A lot spendable within this much past a clock's uncertainty is waited for (ms). */
+const SOON_SLACK_MS = 10
+
+/**
+ * When units held here that are not spendable yet will cover `min`, if that is only the
+ * clock's uncertainty away: units of a window that has begun by the root's clock, or is about
+ * to, which this lessee may spend once its clock is surely past the start. Requests wait for
+ * them rather than be denied or ask for more (at every window's start, at every lessee).
+ *
+ * @param lease - the key's lease
+ * @param nowMs - the book's clock
+ * @param min - the units needed
+ * @returns this clock's time they are spendable at, or `undefined`
+ */
+export function soonDueMs(lease: KeyLease, nowMs: number, min: number): number | undefined {
+  const clock = lease.clock
+  const reachMs = nowMs + (clock ? clock.highMs - clock.lowMs : 0) + SOON_SLACK_MS
+  let units = 0
+  let dueMs = nowMs
+  // Lots are kept in the order they lapse; those starting soon are few.
+  for (const lot of lease.lots) {
+    if (lot.units <= 0 || lot.hereUntilMs <= reachMs || lot.hereFromMs > reachMs) continue
+    units += lot.units
+    dueMs = Math.max(dueMs, lot.hereFromMs)
+  }
+  return units >= min && dueMs > nowMs ? dueMs : undefined
+}
+
 /**
  * Drops the lots that lapsed (a sliding window's unspent units go to {@link KeyLease.lapsed}),
  * and returns the units spendable now, later in this window, and in a later window.
@@ -224,15 +265,15 @@ export function heldNow(lease: KeyLease, nowMs: number, endingMs = 0): Held {
   let spent = false
   const windowed = isWindowed(lease.policy)
   const endMs = windowed
-    ? windowOf(lease.policy, nowMs) + lease.policy.periodMs
+    ? windowEndHere(lease.policy, lease.clock, nowMs)
     : Number.POSITIVE_INFINITY
   const endingBeforeMs = windowed ? Math.min(nowMs + endingMs, endMs) : 0
   for (const lot of lease.lots) {
-    if (lot.validUntilMs <= nowMs || lot.units <= 0) spent = true
-    else if (lot.validFromMs <= nowMs) {
+    if (lot.hereUntilMs <= nowMs || lot.units <= 0) spent = true
+    else if (lot.hereFromMs <= nowMs) {
       now += lot.units
-      if (lot.validUntilMs < endingBeforeMs) ending += lot.units
-    } else if (lot.validFromMs < endMs) soon += lot.units
+      if (lot.hereUntilMs < endingBeforeMs) ending += lot.units
+    } else if (lot.hereFromMs < endMs) soon += lot.units
     else later += lot.units
   }
   if (spent) dropSpent(lease, nowMs)
@@ -240,13 +281,19 @@ export function heldNow(lease: KeyLease, nowMs: number, endingMs = 0): Held {
 }
 
 function dropSpent(lease: KeyLease, nowMs: number): void {
-  const kept: Lot[] = []
+  const kept: HeldLot[] = []
   for (const lot of lease.lots) {
     if (lot.units <= 0) continue
-    if (lot.validUntilMs > nowMs) kept.push(lot)
-    else if (lease.policy.algorithm === 'sliding-window') addLapsed(lease, lot)
+    if (lot.hereUntilMs > nowMs) kept.push(lot)
+    else if (lease.policy.algorithm === 'sliding-window') addLapsed(lease, rootLot(lot))
   }
   lease.lots = kept
+}
+
+/** A held lot as it is handed on or back: its span in the root's time alone. */
+function rootLot(lot: Lot): Lot {
+  const { units, chargedAtMs, validFromMs, validUntilMs, epoch } = lot
+  return { units, chargedAtMs, validFromMs, validUntilMs, epoch }
 }
 
 /**
@@ -301,10 +348,10 @@ function joinedTo(same: Lot | undefined, lot: Lot): boolean {
  * @param lots - a lease's lots
  * @param span - the span and epoch to find
  */
-export function sameSpan(
-  lots: readonly Lot[],
+export function sameSpan<L extends Lot>(
+  lots: readonly L[],
   span: Pick<Lot, 'epoch' | 'validFromMs' | 'validUntilMs'>
-): Lot | undefined {
+): L | undefined {
   return lots.find(
     (held) =>
       held.epoch === span.epoch &&
@@ -326,14 +373,16 @@ export function sameSpan(
 export function takeUnits(lease: KeyLease, units: number, nowMs: number): Lot {
   let left = units
   let first: Lot | undefined
+  let fromMs = Number.NEGATIVE_INFINITY
   let untilMs = Number.POSITIVE_INFINITY
   for (const lot of lease.lots) {
     if (left === 0) break
-    if (lot.validFromMs > nowMs || lot.units === 0) continue
+    if (lot.hereFromMs > nowMs || lot.units === 0) continue
     const taken = Math.min(left, lot.units)
     lot.units -= taken
     left -= taken
     first ??= lot
+    fromMs = Math.max(fromMs, lot.validFromMs)
     untilMs = Math.min(untilMs, lot.validUntilMs)
   }
   // One object per take: this runs for every request decided in the isolate.
@@ -341,7 +390,7 @@ export function takeUnits(lease: KeyLease, units: number, nowMs: number): Lot {
     ? {
         units: units - left,
         chargedAtMs: first.chargedAtMs,
-        validFromMs: first.validFromMs,
+        validFromMs: fromMs,
         validUntilMs: untilMs,
         epoch: first.epoch,
       }
@@ -365,22 +414,28 @@ export function takeAhead(lease: KeyLease, units: number, windowMs: number): Lot
   if (!lot) return undefined
   const taken = Math.min(units, lot.units)
   lot.units -= taken
-  return { ...lot, units: taken }
+  return { ...rootLot(lot), units: taken }
 }
 
 /**
  * Adds granted units as a lot: joined to a lot of the same span and epoch, else a lot of its
- * own, the lots kept in the order they lapse.
+ * own, spendable here while its span holds by the lease's clock (`lease-clock.ts`), the lots
+ * kept in the order they lapse.
  *
- * @param lease - the key's lease
- * @param lot - the granted units
+ * @param lease - the key's lease (its clock known: it has heard from its lessor)
+ * @param lot - the granted units, their span the root's
+ * @param nowMs - this clock
  */
-export function addLot(lease: KeyLease, lot: Lot): void {
+export function addLot(lease: KeyLease, lot: Lot, nowMs: number): void {
   if (lot.units <= 0) return
   if (joinedTo(sameSpan(lease.lots, lot), lot)) return
-  lease.lots.push({ ...lot })
-  lease.lots.sort((a, b) => a.validUntilMs - b.validUntilMs)
+  const here = spanHere(lease.clock ?? SAME_CLOCK, lot, nowMs)
+  lease.lots.push({ ...rootLot(lot), hereFromMs: here.fromMs, hereUntilMs: here.untilMs })
+  lease.lots.sort((a, b) => a.hereUntilMs - b.hereUntilMs)
 }
+
+/** The clock of a lessee that has not heard from its lessor: read as the root's. */
+const SAME_CLOCK: ClockOffset = { lowMs: 0, highMs: 0 }
 
 /**
  * The lots of a reservation: the units granted now, those charged for later in this window, and
@@ -390,9 +445,9 @@ export function addLot(lease: KeyLease, lot: Lot): void {
  */
 export function lotsOf(reservation: Reservation): Lot[] {
   const { granted, chargedAtMs, validUntilMs, epoch, next, ramp, later } = reservation
+  const validFromMs = reservation.validFromMs ?? chargedAtMs
   const lots: Lot[] = []
-  if (granted > 0)
-    lots.push({ units: granted, chargedAtMs, validFromMs: chargedAtMs, validUntilMs, epoch })
+  if (granted > 0) lots.push({ units: granted, chargedAtMs, validFromMs, validUntilMs, epoch })
   if (next && next.granted > 0) lots.push(aheadLot(next, chargedAtMs))
   for (const grant of [...(later ?? []), ...(ramp ?? [])])
     if (grant.granted > 0) lots.push(aheadLot(grant, chargedAtMs))

@@ -29,6 +29,7 @@ import {
   measureRate,
   newKeyLease,
   sameSpan,
+  soonDueMs,
   takeAhead,
   takeUnits,
   unitsDueInMs,
@@ -59,6 +60,7 @@ import {
   spreadWindowStart,
   type Pacing,
 } from './lessor-word'
+import { offsetOf, rootNowOf, rootTimeOf, spanHere, type ClockOffset } from './lease-clock'
 import { LeaseTable } from './lease-table'
 import type { ObjectNamespace } from './object-name'
 import type { Region } from './region'
@@ -142,6 +144,9 @@ export interface LeaseRef extends LeaseKey {
 export type Take =
   | { granted: number; lot: Lot; decision: Decision; waited: boolean; decidedAtMs?: number }
   | { granted: 0; lot?: undefined; decision: Decision; waited: boolean; decidedAtMs?: undefined }
+
+/** The clock of a lessee that has not heard from its lessor: read as the root's. */
+const SAME_CLOCK: ClockOffset = { lowMs: 0, highMs: 0 }
 
 /** The default clock: one function for every book (not a closure each). */
 const wallClock = (): number => Date.now()
@@ -316,6 +321,13 @@ export class LeaseBook {
       const lease = this.#touch(to, ref, nowMs)
       const now = this.#takeNow(lease, min, max, nowMs)
       if (now) return waited ? { ...now, waited } : now
+      // Units held that this clock may spend once it is surely in their span: wait for them.
+      const dueMs = min > 0 ? soonDueMs(lease, nowMs, min) : undefined
+      if (dueMs !== undefined && dueMs < deadlineMs) {
+        waited = true
+        await delay(dueMs - nowMs)
+        continue
+      }
       const held = this.#held(lease, nowMs)
       const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * to.timeoutMs
       // A short key: what other lessees lack, this one would wait for. Denied now, the request
@@ -362,7 +374,10 @@ export class LeaseBook {
         return { granted: 0, decision: quietDecision(lease, nowMs), waited }
       }
       const { granted, decision, opensInMs } = outcome.reservation
-      const own = min > 0 ? this.#takeOwn(lease, outcome.reservation, sinceMs, min, max) : undefined
+      const own =
+        min > 0
+          ? this.#takeOwn(lease, outcome.reservation, sinceMs <= pending.sinceMs, sinceMs, min, max)
+          : undefined
       if (own) return own
       // Its lessor opens later (a deploy): asked again then, for what is waiting by then.
       if (granted === 0 && opensInMs !== undefined && !toldWhenOpen) {
@@ -392,17 +407,22 @@ export class LeaseBook {
   #takeOwn(
     lease: BookLease,
     reservation: Reservation,
+    beforeAsk: boolean,
     sinceMs: number,
     min: number,
     max: number
   ): Take | undefined {
     const { chargedAtMs, validUntilMs, epoch } = reservation
-    if (sinceMs > chargedAtMs) return undefined
-    const lot = sameSpan(lease.lots, { epoch, validFromMs: chargedAtMs, validUntilMs })
+    // Only if it came before the charge: before the ask was made, or, joining the ask in
+    // flight, by the root's clock whatever this one's offset from it.
+    if (!beforeAsk && sinceMs + (lease.clock?.highMs ?? 0) > chargedAtMs) return undefined
+    const validFromMs = reservation.validFromMs ?? chargedAtMs
+    if (validFromMs !== chargedAtMs) return undefined
+    const lot = sameSpan(lease.lots, { epoch, validFromMs, validUntilMs })
     if (!lot || lot.units < min) return undefined
     const nowMs = this.#now()
     const units =
-      validUntilMs > nowMs
+      lot.hereUntilMs > nowMs
         ? shareOfHeld(lot.units, min, max, lease.waiting + lease.waitingExtra)
         : min
     lot.units -= units
@@ -410,7 +430,7 @@ export class LeaseBook {
     const held = this.#held(lease, nowMs)
     return {
       granted: units,
-      lot: { ...lot, units },
+      lot: { units, chargedAtMs, validFromMs, validUntilMs, epoch },
       decision: allowedFrom(reservation.decision, held.now),
       waited: true,
       decidedAtMs: chargedAtMs,
@@ -438,8 +458,13 @@ export class LeaseBook {
       const decision = allowedFrom(snapshotOf(lease, nowMs), heldBefore - lot.units)
       return { granted: lot.units, lot, decision, waited: false, decidedAtMs: undefined }
     }
-    // The lessor said the key is scarce: no more asks until its horizon has passed.
-    if (!lease.pending && nowMs < lease.quietUntilMs) {
+    // The lessor said the key is scarce: no more asks until its horizon has passed. Units held
+    // here that start within this clock's uncertainty are waited for instead (`take`).
+    if (
+      !lease.pending &&
+      nowMs < lease.quietUntilMs &&
+      soonDueMs(lease, nowMs, min) === undefined
+    ) {
       lease.demandSinceReserve += max
       return { granted: 0, decision: quietDecision(lease, nowMs), waited: false }
     }
@@ -543,6 +568,25 @@ export class LeaseBook {
   }
 
   /**
+   * The root's clock now as this book knows it for a key (earliest and latest), for its own
+   * lessees to bound their clocks by; infinite before its lessor answered.
+   *
+   * @param ref - the key and its policy
+   */
+  rootNowMs(ref: LeaseRef): [number, number] {
+    return rootNowOf(this.#leases.get(ref)?.clock, this.#now())
+  }
+
+  /**
+   * The root's time now by this book's best reckoning for a key (for planning).
+   *
+   * @param ref - the key and its policy
+   */
+  rootTimeMs(ref: LeaseRef): number {
+    return rootTimeOf(this.#leases.get(ref)?.clock, this.#now())
+  }
+
+  /**
    * Takes units back that a lessee of this book's own did not spend: they join what is held
    * while their span lasts (they were charged at the root as this book's were).
    *
@@ -553,7 +597,8 @@ export class LeaseBook {
   takeBack(ref: LeaseRef, lot: Lot): boolean {
     const lease = this.#leases.get(ref)
     if (!lease) return false
-    if (lot.validUntilMs > this.#now()) addLot(lease, lot)
+    const nowMs = this.#now()
+    if (spanHere(lease.clock ?? SAME_CLOCK, lot, nowMs).untilMs > nowMs) addLot(lease, lot, nowMs)
     else if (lease.policy.algorithm === 'sliding-window') {
       // Lapsed at a window's end: gathered with this book's own, and handed on together.
       addLapsed(lease, lot)
@@ -728,7 +773,8 @@ export class LeaseBook {
         // Asked for the next window and given none (its lessor keeps the room for this one):
         // no more asks ahead until that window begins.
         if (nextUnits > 0 && !reservation.next && !reservation.ramp)
-          lease.aheadRefusedUntilMs = plan.nextWindowMs ?? 0
+          lease.aheadRefusedUntilMs =
+            (plan.nextWindowMs ?? 0) - (rootTimeOf(lease.clock, nowMs) - nowMs)
         this.#apply(lease, reservation, nowMs)
         return { ok: true, reservation }
       },
@@ -744,7 +790,10 @@ export class LeaseBook {
     lease.horizonMs = reservation.horizonMs
     lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
     lease.shortWaitMs = undefined
-    for (const lot of lotsOf(reservation)) addLot(lease, lot)
+    const { chargedAtMs } = reservation
+    const rootNowMs = reservation.rootNowMs ?? [chargedAtMs, chargedAtMs]
+    lease.clock = offsetOf(rootNowMs, sentAtMs, nowMs) ?? lease.clock
+    for (const lot of lotsOf(reservation)) addLot(lease, lot, nowMs)
     // A lease dropped meanwhile (a reset, a quiet sweep, eviction) takes nothing more.
     if (this.#leases.get(lease) !== lease) this.#handBack.all(lease, nowMs)
     paceByAnswer(lease, reservation, nowMs, this.#pacing)
@@ -784,11 +833,14 @@ export class LeaseBook {
   #planOf(lease: BookLease, nowMs: number): RefillPlan {
     if (lease.plan && nowMs < lease.planUntilMs!) return lease.plan
     const lessee = lesseeState(lease, this.#pacing, this.#now())
-    const plan = refillPlan(lease.policy, lessee, nowMs)
+    // Planned by the root's time, whose windows the units are charged in (its `nextWindowMs`
+    // too, which the ask carries): the plan's ends, by this clock.
+    const rootMs = rootTimeOf(lease.clock, nowMs)
+    const plan = refillPlan(lease.policy, lessee, rootMs)
     // A scarce key's plan changes when its scarcity ends.
     const scarceEndMs = nowMs < lease.scarceUntilMs ? lease.scarceUntilMs : Infinity
     lease.plan = plan
-    lease.planUntilMs = Math.min(planStableUntilMs(lessee, plan), scarceEndMs)
+    lease.planUntilMs = Math.min(planStableUntilMs(lessee, plan) - (rootMs - nowMs), scarceEndMs)
     return plan
   }
 

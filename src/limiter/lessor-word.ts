@@ -4,9 +4,10 @@
  * short, when the lessee may ask again, and the decision it gives while it waits. Pure: a
  * lease and the time in, the lease's pacing out.
  */
-import { bucketHoldMs, isWindowed, windowOf, type LeasablePolicy } from '../algorithms/reserve'
+import { bucketHoldMs, isWindowed, windowOf } from '../algorithms/reserve'
 import type { Decision } from '../types'
 import type { KeyLease } from './key-lease'
+import { rootTimeOf, windowEndHere } from './lease-clock'
 import { asksOnDemand, scarceWaitMs, type LesseeState } from './lease-sizing'
 import type { Reservation } from './reservation'
 
@@ -41,13 +42,13 @@ export interface Pacing {
  * horizons (an isolate's lessor, its location, is short of units only until its own next grant).
  */
 function scarceUntil(
-  policy: LeasablePolicy,
+  lease: KeyLease,
   nowMs: number,
   horizonMs: number,
   forWindow: boolean
 ): number {
-  return forWindow && isWindowed(policy)
-    ? windowOf(policy, nowMs) + policy.periodMs + 2 * horizonMs
+  return forWindow && isWindowed(lease.policy)
+    ? windowEndHere(lease.policy, lease.clock, nowMs) + 2 * horizonMs
     : nowMs + 2 * horizonMs
 }
 
@@ -57,9 +58,10 @@ function scarceUntil(
  * its rate, as long as its tokens may be held (for two horizons only, an isolate whose tokens
  * outlast them would wait for the next rather than deny).
  */
-function rootShortUntil(policy: LeasablePolicy, nowMs: number, horizonMs: number): number {
+function rootShortUntil(lease: KeyLease, nowMs: number, horizonMs: number): number {
+  const { policy } = lease
   return isWindowed(policy)
-    ? scarceUntil(policy, nowMs, horizonMs, true)
+    ? scarceUntil(lease, nowMs, horizonMs, true)
     : nowMs + Math.max(2 * horizonMs, bucketHoldMs(policy))
 }
 
@@ -157,10 +159,12 @@ export function quietDecision(lease: KeyLease, nowMs: number): Decision {
  * @param spread - the book's point in a horizon
  */
 export function spreadWindowStart(lease: KeyLease, nowMs: number, spread: number): void {
-  const startMs = windowOf(lease.policy, nowMs)
+  // The window's start in the root's time, which lapsed lots end at; then by this clock.
+  const rootMs = rootTimeOf(lease.clock, nowMs)
+  const startMs = windowOf(lease.policy, rootMs)
   if (!lease.lapsed?.some((lot) => lot.validUntilMs === startMs)) return
   const spreadMs = Math.min(WINDOW_START_SPREAD_MS, lease.horizonMs / 2)
-  lease.quietUntilMs = Math.max(lease.quietUntilMs, startMs + spread * spreadMs)
+  lease.quietUntilMs = Math.max(lease.quietUntilMs, startMs - (rootMs - nowMs) + spread * spreadMs)
 }
 
 /**
@@ -183,7 +187,7 @@ export function paceByAnswer(
   // As the location's own word: at saturation the next window begins short too, when every
   // isolate's units have just lapsed.
   if (reservation.rootShort)
-    lease.rootShortUntilMs = rootShortUntil(lease.policy, nowMs, reservation.horizonMs)
+    lease.rootShortUntilMs = rootShortUntil(lease, nowMs, reservation.horizonMs)
   // Once scarce, a key stays so for a while ({@link scarceUntil}): its lessee then asks once
   // per horizon, for what it spends until its next ask, whatever each answer says. The room
   // that keeps coming in is still there to collect, at the pace the lessor set.
@@ -191,12 +195,7 @@ export function paceByAnswer(
     // A lessor that is itself short until its own next ask: come back then.
     if (reservation.scarce) lease.quietUntilMs = nowMs + reservation.refillInMs
   } else if (reservation.scarce)
-    lease.scarceUntilMs = scarceUntil(
-      lease.policy,
-      nowMs,
-      reservation.horizonMs,
-      pacing.scarceForWindow
-    )
+    lease.scarceUntilMs = scarceUntil(lease, nowMs, reservation.horizonMs, pacing.scarceForWindow)
   if (nowMs < lease.scarceUntilMs && reservation.refillInMs === undefined)
     lease.quietUntilMs = nowMs + scarceWaitMs(reservation.horizonMs, pacing.spread)
 }

@@ -259,7 +259,7 @@ export class LocationLessor {
         !this.#told.has(ask.lessee)
       ) {
         this.#told.add(ask.lessee)
-        return this.#opensLater(policy, nowMs)
+        return this.#opensLater({ ...lease, policy }, nowMs)
       }
     } else if (this.#told.size > 0) this.#told.clear()
     const ratePerMs =
@@ -309,11 +309,15 @@ export class LocationLessor {
     const refillInMs =
       this.#book.unitsDueInMs(held) +
       (spreadOf(ask.lessee) * REFILL_SPREAD * lessees * 1000) / LOCATION_PACING.callsPerSecond
+    // Units keep the span the root charged them for: its clock's, as this object knows it.
+    const rootNowMs = this.#book.rootNowMs(held)
     return {
       granted: taken.granted,
       decision: taken.decision,
       chargedAtMs: taken.lot?.chargedAtMs ?? nowMs,
+      ...(taken.lot ? { validFromMs: taken.lot.validFromMs } : {}),
       validUntilMs: taken.lot?.validUntilMs ?? nowMs,
+      rootNowMs,
       epoch: taken.lot?.epoch ?? '',
       ...(ahead && ahead.units > 0
         ? {
@@ -338,12 +342,13 @@ export class LocationLessor {
   }
 
   /** The answer to an isolate that asked before this object's opening: ask again then. */
-  #opensLater(policy: LeasablePolicy, nowMs: number): Reservation {
+  #opensLater(ref: LeaseKey & { policy: LeasablePolicy }, nowMs: number): Reservation {
     return {
       granted: 0,
-      decision: unheardDecision(policy.limit, nowMs),
+      decision: unheardDecision(ref.policy.limit, nowMs),
       chargedAtMs: nowMs,
       validUntilMs: nowMs,
+      rootNowMs: this.#book.rootNowMs(ref),
       epoch: '',
       horizonMs: LOCATION_PACING.minHorizonMs,
       scarce: false,
@@ -399,7 +404,8 @@ export class LocationLessor {
     const meanPerMs = this.#lessees.meanRatePerMs(nowMs)
     if (meanPerMs === undefined) return ask.units
     const horizonMs = this.#horizonMs(lease, policy, false, nowMs)
-    return Math.max(ask.units, batchSize(policy, meanPerMs, horizonMs, nowMs))
+    const rootMs = this.#book.rootTimeMs({ ...lease, policy })
+    return Math.max(ask.units, batchSize(policy, meanPerMs, horizonMs, rootMs))
   }
 
   /** The horizon this object gives its isolates, from how many there are and the key's room. */

@@ -90,8 +90,20 @@ export interface Reservation {
   decision: Decision
   /** When the root object charged the units (its clock, Unix ms). */
   chargedAtMs: number
-  /** When they must be spent by (Unix ms). */
+  /**
+   * When they may be spent from (the root's clock): later than their charge for units a
+   * location's object passes on that were charged for later in their window. `chargedAtMs`
+   * when absent.
+   */
+  validFromMs?: number
+  /** When they must be spent by (the root's clock, Unix ms). */
   validUntilMs: number
+  /**
+   * The root's clock when the lessor answered, as it knows it: earliest and latest (infinite
+   * when it does not know yet). Absent from the root itself, whose clock it is (`chargedAtMs`).
+   * A lessee bounds its own clock's offset from the root's by it (`lease-clock.ts`).
+   */
+  rootNowMs?: [number, number]
   /** The root's state they were charged in: a refund into another (after a reset) is ignored. */
   epoch: string
   /** Units charged ahead for the next window, if asked for and granted. */

@@ -1,19 +1,23 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { HandBack, type ReturnableLease } from '../../src/limiter/hand-back'
+import type { HeldLot } from '../../src/limiter/key-lease'
 import type { Lot } from '../../src/limiter/reservation'
 
 const sliding: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000, periodMs: 60_000 }
-const lot = (units: number, validUntilMs: number): Lot => ({
+/** Units held until `validUntilMs` (this lessee's clock the root's). */
+const lot = (units: number, validUntilMs: number): HeldLot => ({
   units,
   epoch: 'e',
   chargedAtMs: 0,
   validFromMs: 0,
   validUntilMs,
+  hereFromMs: 0,
+  hereUntilMs: validUntilMs,
 })
 
 /** A lease whose lessor records refunds, answering each when `settle` is called. */
-function leaseWith(lots: Lot[], lapsed?: Lot[]) {
+function leaseWith(lots: HeldLot[], lapsed?: Lot[]) {
   const refunds: Lot[] = []
   const pending: (() => void)[] = []
   const lease: ReturnableLease = {

@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
-import { newKeyLease, unitsDueInMs, type Lot } from '../../src/limiter/key-lease'
+import { newKeyLease, unitsDueInMs, type HeldLot } from '../../src/limiter/key-lease'
 
 const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 100, periodMs: 60_000 }
-const lot = (units: number, validFromMs: number): Lot => ({
+/** Units held, spendable here from `validFromMs` (this lessee's clock the root's). */
+const lot = (units: number, validFromMs: number): HeldLot => ({
   units,
   chargedAtMs: 0,
   validFromMs,
   validUntilMs: validFromMs + 60_000,
   epoch: 'e',
+  hereFromMs: validFromMs,
+  hereUntilMs: validFromMs + 60_000,
 })
 
 describe('newKeyLease', () => {

@@ -66,11 +66,15 @@ describe('units a short key’s lessee holds for later in the window', () => {
     const lessee = book(clock)
     const root = shortRoot(clock, 50)
     expect((await lessee.take(root.upstream, ref, 1, 1)).granted).toBe(1)
-    // Told the key is short, it does not ask again yet: the first lot for later is 50 ms away.
-    expect(lessee.unitsDueInMs(ref)).toBe(50)
+    // Told the key is short, it does not ask again yet: the first lot for later is 50 ms away,
+    // 51 by this clock (a reading stands for any time in its ms: a ms's margin on the root's).
+    expect(lessee.unitsDueInMs(ref)).toBe(51)
     expect((await lessee.take(root.upstream, ref, 1, 1)).granted).toBe(0)
+    // Within a clock's uncertainty of the lot's time, a request waits for it.
     clock.ms += 50
-    expect((await lessee.take(root.upstream, ref, 1, 5_000)).granted).toBe(1_000)
+    const waiting = lessee.take(root.upstream, ref, 1, 5_000)
+    clock.ms += 1
+    expect(await waiting).toMatchObject({ granted: 1_000, waited: true })
     expect((await lessee.take(root.upstream, ref, 1, 1)).granted).toBe(0)
     expect(root.asks).toHaveLength(1)
   })
@@ -100,6 +104,8 @@ describe('units a short key’s lessee holds for later in the window', () => {
     await lessee.take(root.upstream, ref, 1, 1)
     clock.ms += 60
     await lessee.take(root.upstream, ref, 1, 1)
+    // Each lot spendable a ms after its time by this clock (a reading is any time in its ms).
+    clock.ms += 1
     for (let step = 0; step < 10; step++) {
       clock.ms += 50
       expect((await lessee.take(root.upstream, ref, 1, 5_000)).granted).toBe(5_000)
@@ -113,7 +119,14 @@ describe('units a short key’s lessee holds for later in the window', () => {
       { units: 1, validFromMs: windowMs, validUntilMs: windowMs + MINUTE },
       { units: 2, validFromMs: windowMs + 30_000, validUntilMs: windowMs + MINUTE },
       { units: 4, validFromMs: windowMs + MINUTE, validUntilMs: windowMs + 2 * MINUTE },
-    ].map((lot) => ({ ...lot, chargedAtMs: windowMs, epoch: 'e' }))
+    ].map((lot) => ({
+      ...lot,
+      chargedAtMs: windowMs,
+      epoch: 'e',
+      // This lessee's clock the root's.
+      hereFromMs: lot.validFromMs,
+      hereUntilMs: lot.validUntilMs,
+    }))
     const lease = { ...ref, lots, lapsed: undefined } as unknown as Parameters<typeof heldNow>[0]
     expect(heldNow(lease, windowMs + 10_000)).toEqual({ now: 1, soon: 2, later: 4, ending: 0 })
   })
