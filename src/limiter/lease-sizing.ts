@@ -17,6 +17,27 @@ import type { Held } from './key-lease'
 /** A batch is at most this share of the key's capacity (limit, or burst for a bucket). */
 const CAP_SHARE = 1 / 8
 
+/**
+ * A key whose limit is under this many units a second is leased by each isolate straight from
+ * its root object, with no object in its location between them. Its admissions are at most this
+ * many a second, so its root carries what exact mode's would; a location's object would add an
+ * object request to each of the root's (an isolate's call to it, its own to the root): at 300
+ * isolates a key of 10 a second cost 19.4 object requests a second through location objects,
+ * exact mode 9.7 (`npm run simulate:scale -- --scenario small-key --isolates 300`). Flooded by
+ * many isolates, its root hears from each once per horizon, as exact mode's hears from each once
+ * per retry time.
+ */
+export const ROOT_LEASED_RATE_PER_S = 100
+
+/**
+ * Whether a key's isolates lease straight from its root object ({@link ROOT_LEASED_RATE_PER_S}).
+ *
+ * @param policy - a leasable policy
+ */
+export function leasesFromRoot(policy: LeasablePolicy): boolean {
+  return (policy.limit * 1000) / policy.periodMs < ROOT_LEASED_RATE_PER_S
+}
+
 /** The horizon a lessee assumes before its lessor has told it one (ms). */
 export const DEFAULT_HORIZON_MS = 250
 

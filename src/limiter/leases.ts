@@ -41,10 +41,17 @@ import {
   type Pending,
 } from './key-lease'
 import { HandBack } from './hand-back'
-import { failedCharge, keepAliveInRequest, locationUpstream, type Upstream } from './lease-calls'
+import {
+  failedCharge,
+  keepAliveInRequest,
+  locationUpstream,
+  rootUpstream,
+  type Upstream,
+} from './lease-calls'
 import {
   askUnits,
   DEFAULT_HORIZON_MS,
+  leasesFromRoot,
   planStableUntilMs,
   refillPlan,
   shareOfHeld,
@@ -148,6 +155,34 @@ export type Take =
 /** The clock of a lessee that has not heard from its lessor: read as the root's. */
 const SAME_CLOCK: ClockOffset = { lowMs: 0, highMs: 0 }
 
+/** An upstream made once for what it was made with, remade when that changes. */
+class MadeUpstream {
+  #to: Upstream | undefined
+  #namespace: ObjectNamespace | undefined
+  #timeoutMs = 0
+  #stats: ClientStats | undefined
+
+  /** The upstream for these, made by `make` unless the one made last was for them. */
+  get(
+    namespace: ObjectNamespace,
+    timeoutMs: number,
+    stats: ClientStats,
+    make: () => Upstream
+  ): Upstream {
+    if (
+      this.#to &&
+      this.#namespace === namespace &&
+      this.#timeoutMs === timeoutMs &&
+      this.#stats === stats
+    )
+      return this.#to
+    this.#namespace = namespace
+    this.#timeoutMs = timeoutMs
+    this.#stats = stats
+    return (this.#to = make())
+  }
+}
+
 /** The default clock: one function for every book (not a closure each). */
 const wallClock = (): number => Date.now()
 
@@ -172,13 +207,12 @@ export class LeaseBook {
   /** Whether its asks say it is just starting ({@link LeaseBookOptions.starting}). */
   readonly #starting: (nowMs: number) => boolean
   /**
-   * The isolate's lessor, made once (a request makes none) and remade if what made it changed;
-   * with what it was made for, in the book's own fields (read on every request).
+   * The isolate's lessors, each made once (a request makes none) and remade if what made it
+   * changed: its location's object, and the key's root for a key leased straight from it
+   * ({@link leasesFromRoot}).
    */
-  #lessorTo: Upstream | undefined
-  #lessorNamespace: ObjectNamespace | undefined
-  #lessorTimeoutMs = 0
-  #lessorStats: ClientStats | undefined
+  readonly #locationTo = new MadeUpstream()
+  readonly #root = new MadeUpstream()
 
   /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
@@ -255,7 +289,9 @@ export class LeaseBook {
     const { policy, cost } = call
     if (!isLeasable(policy)) throw new Error(`${policy.algorithm} cannot be leased`)
     const stats = this.#stats()
-    const to = this.#locationOf(namespace, timeoutMs, stats)
+    const to = leasesFromRoot(policy)
+      ? this.#rootOf(namespace, timeoutMs, stats)
+      : this.#locationOf(namespace, timeoutMs, stats)
     const ref: LeaseRef = {
       ruleId: call.rule.id,
       placement: call.rule.placement,
@@ -675,30 +711,26 @@ export class LeaseBook {
     await this.#handBack.settled()
   }
 
+  /** The lessor of this isolate for a key leased straight from its root: the root. */
+  #rootOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
+    return this.#root.get(namespace, timeoutMs, stats, () =>
+      rootUpstream(namespace, { stats, timeoutMs, lessee: this.id })
+    )
+  }
+
   /** The lessor of this isolate: its location's object. */
   #locationOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
-    if (
-      this.#lessorTo &&
-      this.#lessorNamespace === namespace &&
-      this.#lessorTimeoutMs === timeoutMs &&
-      this.#lessorStats === stats
-    )
-      return this.#lessorTo
-    const location = this.#location ?? UNKNOWN_LOCATION
-    const to = locationUpstream(namespace, location, {
-      stats,
-      timeoutMs,
-      lessee: this.id,
-      region: this.#region,
-    })
-    // Only once located: until then, a later request may still tell where the isolate is.
-    if (this.#location !== undefined) {
-      this.#lessorTo = to
-      this.#lessorNamespace = namespace
-      this.#lessorTimeoutMs = timeoutMs
-      this.#lessorStats = stats
-    }
-    return to
+    const make = () =>
+      locationUpstream(namespace, this.#location ?? UNKNOWN_LOCATION, {
+        stats,
+        timeoutMs,
+        lessee: this.id,
+        region: this.#region,
+      })
+    // Kept only once located: until then, a later request may still tell where it is.
+    return this.#location === undefined
+      ? make()
+      : this.#locationTo.get(namespace, timeoutMs, stats, make)
   }
 
   /** The key's lease under its policy, made if there is none; marked most recently used. */

@@ -8,6 +8,7 @@ import { batchCap } from '../../src/limiter/lease-sizing'
 import type { Upstream } from '../../src/limiter/lease-calls'
 import { LeaseBook } from '../../src/limiter/leases'
 import { LOCATION_QUIET_MS } from '../../src/limiter/location-lessor'
+import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
 import { ClientStats } from '../../src/limiter/stats'
 import { freezeClock } from '../support/clock'
 
@@ -66,6 +67,7 @@ async function drain(book: LeaseBook, call: ChargeCall): Promise<number> {
 
 afterEach(() => {
   vi.useRealTimers()
+  vi.restoreAllMocks()
 })
 
 describe('leased quotas', () => {
@@ -263,6 +265,21 @@ describe('leased quotas', () => {
     expect(refunds).toEqual(oneVersion ? [{ policy: free, units: 8 }] : [])
   })
 
+  it('leases a key of under 100 units a second straight from its root, one of more through its location', async () => {
+    startOfHour()
+    const sublease = vi.spyOn(RateLimiterObject.prototype, 'sublease')
+    const reserve = vi.spyOn(RateLimiterObject.prototype, 'reserve')
+    const book = new LeaseBook({ stats: new ClientStats(0) })
+    // 99 a second: one call, to the root, as exact mode's.
+    expect(await allowed(book, leased(hourly('sliding-window', 99 * 3_600)))).toBe(true)
+    expect([sublease.mock.calls.length, reserve.mock.calls.length]).toEqual([0, 1])
+    // 100 a second: to the location's object (a new isolate's is told when it opens, and asks
+    // again then), which calls the root once.
+    expect(await allowed(book, leased(hourly('sliding-window', 100 * 3_600)))).toBe(true)
+    expect(sublease.mock.calls.length).toBeGreaterThan(0)
+    expect(reserve.mock.calls.length).toBe(2)
+  })
+
   it('follows the fail mode when the object cannot be reached', async () => {
     const flaky = env.FLAKY_LIMITER as unknown as LimiterNamespace
     const stats = new ClientStats(0)
@@ -277,7 +294,9 @@ describe('leased quotas', () => {
     expect(closed).toBeInstanceOf(LimiterUnavailableError)
     // A root that never answers: the location's object gives up first (within part of the
     // isolate's wait) and answers with an error, so the isolate hears it rather than timing out.
-    const hangs = leased(policy, { rule: { id: 'hangs' }, key: 'hangs|leased' })
+    // (A key leased through it: one of a few a second leases straight from the root.)
+    const busy = hourly('sliding-window', 1_000_000)
+    const hangs = leased(busy, { rule: { id: 'hangs' }, key: 'hangs|leased' })
     // A wait long enough that the location's give-up (at 60 % of it) comes first under load.
     expect(await book.charge(flaky, hangs, 200)).toEqual({ enforced: false, reason: 'error' })
   })

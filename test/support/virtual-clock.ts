@@ -5,13 +5,17 @@
 import { drainMicrotasks, type VirtualClock } from '../../tools/scale/virtual-time'
 
 /**
- * Runs the clock until nothing is due, draining microtasks at each instant.
+ * Runs the clock until nothing is due (or until `untilMs`), draining microtasks at each instant.
  *
  * @param clock - the simulator's clock, installed
+ * @param untilMs - no further than this (Unix ms)
  */
-export async function settle(clock: VirtualClock): Promise<void> {
+export async function settle(
+  clock: VirtualClock,
+  untilMs = Number.POSITIVE_INFINITY
+): Promise<void> {
   await drainMicrotasks()
-  while (clock.nextAtMs() < Number.POSITIVE_INFINITY) {
+  while (clock.nextAtMs() < untilMs) {
     clock.advanceTo(clock.nextAtMs())
     do await drainMicrotasks()
     while (clock.runDue())

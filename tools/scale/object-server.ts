@@ -21,13 +21,18 @@ export interface ServerConfig {
   /** Calls that may wait; one more is answered "overloaded". */
   queueBound: number
   /**
-   * Whether the answer to a call that ran is lost on its way back (the caller gets a retryable
-   * error, as for a connection lost): drawn once per call that ran. Never, when absent.
+   * What befalls a call, drawn once per call as it arrives: `lost`, it runs but its answer is
+   * lost on its way back (the caller gets a retryable error, as for a connection lost);
+   * `refused`, it is refused before it runs with a retryable error (a reset); `overloaded`, as
+   * a full queue refuses it. Nothing, when absent or `undefined`.
    */
-  loseAnswer?: () => boolean
+  fault?: (method: string) => Fault | undefined
   /** The clock of the machine an object runs on, by its name: its alarms are set by it. */
   clockOf?: (name: string) => MachineClock
 }
+
+/** A fault a call may meet ({@link ServerConfig.fault}). */
+export type Fault = 'lost' | 'refused' | 'overloaded'
 
 /** What the server reports as it works (the simulator's metrics). */
 export interface ServerObserver {
@@ -50,6 +55,8 @@ interface Call {
   state: 'queued' | 'running' | 'answered' | 'failed'
   /** When its answer leaves the object. */
   readyAtMs: number
+  /** Its answer is lost on the way back. */
+  lost?: boolean
   event?: Scheduled
   internal?: boolean
 }
@@ -167,11 +174,17 @@ export class ObjectServer<T extends object> {
     call.arrivedAtMs = nowMs
     if (!call.internal) {
       this.observer.arrived(this.name, nowMs)
-      if (this.#waiting >= this.config.queueBound) {
+      const fault = this.config.fault?.(call.method)
+      if (this.#waiting >= this.config.queueBound || fault === 'overloaded') {
         this.observer.overloaded(this.name, nowMs)
         this.#fail(call, OVERLOADED_MESSAGE, nowMs)
         return
       }
+      if (fault === 'refused') {
+        this.#fail(call, RESET_MESSAGE, nowMs)
+        return
+      }
+      if (fault === 'lost') call.lost = true
     }
     this.#waiting++
     this.#pending.add(call)
@@ -227,7 +240,7 @@ export class ObjectServer<T extends object> {
     if (call.state !== 'running') return
     call.state = 'answered'
     call.readyAtMs = Math.max(doneMs, this.clock.nowMs)
-    if (!call.internal && this.config.loseAnswer?.()) {
+    if (call.lost) {
       // It ran: whatever it changed stays changed; only its answer does not arrive.
       call.event = this.clock.at(call.readyAtMs + call.delayMs, () => {
         this.#pending.delete(call)

@@ -112,7 +112,9 @@ export async function runScale(
       serviceMs: options.serviceMs,
       queueBound: options.queueBound,
       clockOf,
-      ...(sim.lostAnswers > 0 ? { loseAnswer: () => lost() < sim.lostAnswers } : {}),
+      ...(sim.lostAnswers > 0
+        ? { fault: () => (lost() < sim.lostAnswers ? ('lost' as const) : undefined) }
+        : {}),
     },
     metrics
   )
