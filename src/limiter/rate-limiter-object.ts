@@ -13,6 +13,7 @@ import {
   type ConcurrencyState,
   type KeyState,
   type Policy,
+  withMoreIn,
 } from '../algorithms'
 import { gateKey } from '../algorithms/gate'
 import { handBackKey } from '../algorithms/refund'
@@ -151,7 +152,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const current = this.#read(policy)
     const { state, decision } = run(current, policy, nowMs, cost)
     if (state !== undefined && state !== current) this.#write(policy, state)
-    return decision
+    return withMoreIn(decision, state ?? current, policy, nowMs)
   }
 
   /**
@@ -305,7 +306,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
       const current = this.#read(policy, changed)
       const { state, decision } = chargeKey(current, policy, nowMs, cost)
       if (state !== undefined && state !== current) changed = { policy, state }
-      return decision
+      return withMoreIn(decision, state ?? current, policy, nowMs)
     })
     if (changed) this.#write(changed.policy, changed.state)
     return decisions
