@@ -42,7 +42,10 @@ async function main(argv: string[]): Promise<number> {
     console.log(HELP)
     return 0
   }
-  const problem = command === undefined ? 'no command' : `unknown command ${command}`
+  const problem =
+    command === undefined
+      ? 'no command'
+      : `unknown ${command.startsWith('-') ? 'option' : 'command'} ${command}`
   console.error(usageMessage(PROGRAM, new UsageError(problem)))
   return USAGE_EXIT
 }

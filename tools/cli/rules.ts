@@ -148,7 +148,10 @@ export function runRules(argv: readonly string[], context: RulesContext): number
   }
   const command = name === undefined ? undefined : COMMANDS[name]
   if (name === undefined || !command) {
-    const problem = name === undefined ? 'no command' : `unknown command ${name}`
+    const problem =
+      name === undefined
+        ? 'no command'
+        : `unknown ${name.startsWith('-') ? 'option' : 'command'} ${name}`
     console.error(usageMessage(context.program, new UsageError(problem)))
     return USAGE_EXIT
   }
