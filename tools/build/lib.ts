@@ -166,8 +166,23 @@ for (const file of [...emitted(out)]) {
     pruned += 1
   }
 }
+// A module of types alone compiles to an empty file that no JavaScript imports (type imports
+// are erased): a file in the package, and no code.
+const imported = new Set<string>()
+for (const file of emitted(out)) {
+  if (!file.endsWith('.js')) continue
+  for (const [, , , specifier] of readFileSync(file, 'utf8').matchAll(SPECIFIER))
+    imported.add(resolve(dirname(file), specifier!))
+}
+let empty = 0
+for (const file of [...emitted(out)]) {
+  if (file.endsWith('.js') && readFileSync(file, 'utf8').trim() === '' && !imported.has(file)) {
+    rmSync(file)
+    empty += 1
+  }
+}
 console.log(
-  `lib/: ${files} files, relative imports resolved; ${pruned} declarations no entry needs left out`
+  `lib/: ${files} files, relative imports resolved; ${pruned} declarations no entry needs and ${empty} empty modules left out`
 )
 const cliBytes = await buildCli(root, out)
 console.log(`lib/cli.js: the command line, ${cliBytes} bytes`)

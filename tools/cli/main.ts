@@ -15,10 +15,6 @@ const PROGRAM = 'npx edge-rate-limiter'
 
 const HELP = helpText({
   usage: [`${PROGRAM} rules <command> [options]`, `${PROGRAM} preflight [options]`],
-  about:
-    'rules: validate, push, import and print the JSON Schema of rules documents; ' +
-    `\`${PROGRAM} rules --help\` lists each command. preflight: check a Worker's wrangler ` +
-    `configuration and rules before a deploy; \`${PROGRAM} preflight --help\` lists its options.`,
   options: [],
 })
 

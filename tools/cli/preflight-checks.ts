@@ -2,9 +2,9 @@
  * @module tools/cli/preflight-checks
  * What `preflight` finds wrong before a first deploy, each finding with its fix: a placeholder
  * KV namespace id, a Worker on workers.dev (or a custom domain) with no `ORIGIN` behind it, zone
- * routes and an `ORIGIN` that contradict them, a route or zone left as the example's, no place
- * the Worker can be reached, a rules document that does not validate, and the admin API or
- * `/json` asked for with no token set. Pure: it reads the wrangler configuration as written,
+ * routes and an `ORIGIN` that contradict them, no place the Worker can be reached, an `ORIGIN`
+ * that is no URL, a rules document that does not validate, and the admin API or `/json` asked
+ * for with no token set. Pure: it reads the wrangler configuration as written,
  * the names a `.dev.vars` sets and the rules document's text; `preflight.ts` gathers them.
  */
 import { RuleConfigError } from '../../src/errors'
@@ -50,8 +50,6 @@ export interface Finding {
 
 /** A KV namespace id as wrangler prints it: 32 lower-case hexadecimal digits. */
 const NAMESPACE_ID = /^[0-9a-f]{32}$/
-/** Hosts reserved for examples (RFC 2606), as the docs' route and origin use them. */
-const EXAMPLE_HOST = /(^|\.)example\.(com|net|org)$/
 
 /**
  * Everything wrong with a deploy of this configuration that can be seen without an account.
@@ -90,97 +88,77 @@ function effective(config: WranglerSettings, env: string | undefined): WranglerS
   }
 }
 
+const error = (what: string, fix: string): Finding => ({ severity: 'error', what, fix })
+
 function namespaceFindings(settings: WranglerSettings, file: string): Finding[] {
-  const findings: Finding[] = []
-  for (const { binding, id, preview_id } of settings.kv_namespaces ?? []) {
-    for (const [field, value] of [
-      ['id', id],
-      ['preview_id', preview_id],
-    ] as const) {
-      if (value === undefined || (NAMESPACE_ID.test(value) && !/^(.)\1*$/.test(value))) continue
-      findings.push({
-        severity: 'error',
-        what: `the KV namespace bound as ${binding} has ${field} = ${JSON.stringify(value)}, a placeholder: wrangler deploy fails, or writes to no namespace of yours`,
-        fix: `\`npx wrangler kv namespace create ${binding}\`, then put the id it prints as ${field} in ${file} (or remove ${field}: wrangler deploy then creates the namespace)`,
-      })
-    }
-  }
-  return findings
+  return (settings.kv_namespaces ?? []).flatMap(({ binding, id, preview_id }) =>
+    Object.entries({ id, preview_id })
+      .filter(([, value]) => value !== undefined && !isNamespaceId(value))
+      .map(([field, value]) =>
+        error(
+          `the KV namespace bound as ${binding} has ${field} = ${JSON.stringify(value)}, a placeholder`,
+          `\`npx wrangler kv namespace create ${binding}\` and put the id it prints in ${file} (or remove ${field}: wrangler deploy creates one)`
+        )
+      )
+  )
 }
 
-/** A route's host, and whether it is a custom domain (the Worker is the origin there). */
-function routeOf(entry: RouteEntry): { pattern: string; zone?: string; customDomain: boolean } {
-  if (typeof entry === 'string') return { pattern: entry, customDomain: false }
-  const zone = entry.zone_name
-  return {
-    pattern: entry.pattern,
-    customDomain: entry.custom_domain === true,
-    ...(zone ? { zone } : {}),
-  }
+/** Whether a namespace id is one wrangler could print: hexadecimal, and not one digit repeated. */
+function isNamespaceId(value: string | undefined): boolean {
+  return NAMESPACE_ID.test(value ?? '') && !/^(.)\1*$/.test(value!)
 }
 
 function targetFindings(settings: WranglerSettings, file: string): Finding[] {
   const routes = [...(settings.route ? [settings.route] : []), ...(settings.routes ?? [])].map(
-    routeOf
+    (entry) => (typeof entry === 'string' ? { pattern: entry } : entry)
   )
   const findings: Finding[] = []
-  for (const route of routes) {
-    const host = route.pattern
-      .replace(/^\*?\.?/, '')
-      .split('/')[0]!
-      .replace(/^\*\.?/, '')
-    if (EXAMPLE_HOST.test(host) || (route.zone !== undefined && EXAMPLE_HOST.test(route.zone)))
-      findings.push({
-        severity: 'error',
-        what: `the route ${JSON.stringify(route.pattern)} is the example's, not a host of your zone`,
-        fix: `in ${file}, set the pattern to your host (api.yours.com/*) and zone_name to your zone`,
-      })
-  }
-  const zoneRoutes = routes.filter((route) => !route.customDomain)
-  const customDomains = routes.filter((route) => route.customDomain)
+  const zoneRoutes = routes.filter((route) => !('custom_domain' in route && route.custom_domain))
   // wrangler's default: on workers.dev unless the Worker has routes.
   const workersDev = settings.workers_dev ?? routes.length === 0
-  if (!workersDev && routes.length === 0) {
-    findings.push({
-      severity: 'error',
-      what: 'workers_dev is off and there are no routes: the deployed Worker would be reachable nowhere',
-      fix: `in ${file}, add routes = [{ pattern = "api.yours.com/*", zone_name = "yours.com" }], or set workers_dev = true`,
-    })
-  }
+  if (!workersDev && routes.length === 0)
+    findings.push(
+      error(
+        'workers_dev is off and there are no routes: the deployed Worker would be reachable nowhere',
+        `in ${file}, add routes = [{ pattern = "api.yours.com/*", zone_name = "yours.com" }], or set workers_dev = true`
+      )
+    )
   // Only the limiter in front of an origin has ORIGIN; a Worker of one's own answers itself.
   if (!settings.vars || !('ORIGIN' in settings.vars)) return findings
   const origin = String(settings.vars.ORIGIN ?? '').trim()
   const noOriginBehind = [
     ...(workersDev ? ['workers_dev is on'] : []),
-    ...customDomains.map((route) => `${route.pattern} is a custom domain`),
+    ...routes
+      .filter((route) => !zoneRoutes.includes(route))
+      .map(({ pattern }) => `${pattern} is a custom domain`),
   ]
-  if (origin === '' && noOriginBehind.length > 0) {
-    findings.push({
-      severity: 'error',
-      what: `${noOriginBehind.join(' and ')} and ORIGIN is empty: no origin stands behind the Worker there, so every allowed request would be sent back to the Worker itself`,
-      fix: `set ORIGIN to your origin's URL in ${file} ([vars] ORIGIN = "https://origin.yours.com"), or put the Worker in front of your origin on a zone route and set workers_dev = false`,
-    })
-  }
-  if (origin !== '' && zoneRoutes.length > 0) {
-    const patterns = zoneRoutes.map((route) => JSON.stringify(route.pattern)).join(', ')
-    findings.push({
-      severity: 'error',
-      what: `the route ${patterns} puts the Worker in front of the origin your zone's DNS points at, and ORIGIN = ${JSON.stringify(origin)} sends every allowed request ${origin === 'demo' ? 'to the bundled demo origin' : `to ${origin}`} instead`,
-      fix: `on a zone route leave ORIGIN empty (ORIGIN = ""); to forward to another server, drop the route and use workers_dev or a custom domain with ORIGIN`,
-    })
-  } else if (origin === 'demo') {
+  if (origin === '' && noOriginBehind.length > 0)
+    findings.push(
+      error(
+        `${noOriginBehind.join(' and ')} and ORIGIN is empty: no origin stands behind the Worker there; allowed requests would go back to the Worker itself`,
+        `set ORIGIN to your origin's URL in ${file}, or use a zone route in front of your origin and workers_dev = false`
+      )
+    )
+  if (origin !== '' && zoneRoutes.length > 0)
+    findings.push(
+      error(
+        `the route ${zoneRoutes.map(({ pattern }) => JSON.stringify(pattern)).join(', ')} puts the Worker in front of the origin your zone's DNS points at, and ORIGIN = ${JSON.stringify(origin)} sends every allowed request ${origin === 'demo' ? 'to the bundled demo origin' : `to ${origin}`} instead`,
+        'on a zone route leave ORIGIN empty; to forward elsewhere, use workers_dev or a custom domain with ORIGIN'
+      )
+    )
+  else if (origin === 'demo')
     findings.push({
       severity: 'note',
       what: 'ORIGIN = "demo": the deployed Worker answers from the bundled demo origin, not from yours',
-      fix: `fine for a try-out; to limit your own API set ORIGIN to its URL, or use a zone route with ORIGIN empty (docs/deploying.md)`,
+      fix: 'fine for a try-out; for your API set ORIGIN to its URL, or use a zone route with ORIGIN empty',
     })
-  } else if (origin !== '' && !/^https?:\/\/[^\s/]+/.test(origin)) {
-    findings.push({
-      severity: 'error',
-      what: `ORIGIN = ${JSON.stringify(origin)} is not an http(s) URL: every allowed request would get a 502`,
-      fix: `set ORIGIN to a base URL such as "https://origin.yours.com", "demo", or "" on a zone route`,
-    })
-  }
+  else if (origin !== '' && !/^https?:\/\/[^\s/]+/.test(origin))
+    findings.push(
+      error(
+        `ORIGIN = ${JSON.stringify(origin)} is not an http(s) URL: every allowed request would get a 502`,
+        'set ORIGIN to a base URL such as "https://origin.yours.com", "demo", or "" on a zone route'
+      )
+    )
   return findings
 }
 
@@ -189,42 +167,56 @@ function ruleFindings(rules: PreflightInput['rules']): Finding[] {
   try {
     parseRulesText(rules.text, rules.file)
     return []
-  } catch (error) {
-    if (!(error instanceof RuleConfigError)) throw error
+  } catch (failure) {
+    if (!(failure instanceof RuleConfigError)) throw failure
     let written: unknown
     try {
       written = JSON.parse(rules.text)
     } catch {
       written = undefined
     }
-    return error.problems.map((problem) => ({
-      severity: 'error' as const,
-      what: `${rules.file}: ${withHint(problem, written)}`,
-      fix: `correct it (\`rules validate ${rules.file}\` lists every error), then deploy: the Worker falls back to these rules when KV has none`,
-    }))
+    return failure.problems.map((problem) =>
+      error(
+        `${rules.file}: ${withHint(problem, written)}`,
+        `correct it (\`rules validate ${rules.file}\` lists every error): the Worker falls back to these rules`
+      )
+    )
   }
 }
 
+/** The tokens the limiter's own endpoints need, and what asks for each. */
+const TOKENS = [
+  {
+    token: 'ADMIN_TOKEN',
+    asked: ({ vars }: WranglerSettings) =>
+      typeof vars?.ADMIN_PREFIX === 'string' && vars.ADMIN_PREFIX.trim() !== ''
+        ? `ADMIN_PREFIX = ${JSON.stringify(vars.ADMIN_PREFIX)} asks for the admin API`
+        : undefined,
+    endpoint: 'every admin route',
+    otherwise: '; or remove ADMIN_PREFIX if you do not want the admin API',
+  },
+  {
+    token: 'DECISION_TOKEN',
+    asked: (_settings: WranglerSettings, rules: PreflightInput['rules']) =>
+      rules && declaresDomains(rules.text) ? `${rules.file} has Envoy "domains"` : undefined,
+    endpoint: '/json',
+    otherwise: '',
+  },
+]
+
 function tokenFindings(settings: WranglerSettings, input: PreflightInput): Finding[] {
-  const findings: Finding[] = []
   const required = new Set(settings.secrets?.required ?? [])
-  const known = (name: string) => required.has(name) || input.localSecrets.names.has(name)
-  const adminPrefix = settings.vars?.ADMIN_PREFIX
-  if (typeof adminPrefix === 'string' && adminPrefix.trim() !== '' && !known('ADMIN_TOKEN')) {
-    findings.push({
-      severity: 'error',
-      what: `ADMIN_PREFIX = ${JSON.stringify(adminPrefix)} asks for the admin API, but ADMIN_TOKEN is set neither in ${input.localSecrets.file} nor named under [secrets] required: every admin route would answer 404`,
-      fix: `\`npx wrangler secret put ADMIN_TOKEN\` (a long random value: openssl rand -hex 32) and add it to [secrets] required = ["ADMIN_TOKEN"] in ${input.configFile}; locally, ADMIN_TOKEN=… in ${input.localSecrets.file}; or remove ADMIN_PREFIX if you do not want the admin API`,
-    })
-  }
-  if (input.rules && declaresDomains(input.rules.text) && !known('DECISION_TOKEN')) {
-    findings.push({
-      severity: 'error',
-      what: `${input.rules.file} has Envoy "domains", but DECISION_TOKEN is set neither in ${input.localSecrets.file} nor named under [secrets] required: /json would answer 404`,
-      fix: `\`npx wrangler secret put DECISION_TOKEN\` and add it to [secrets] required in ${input.configFile}; locally, DECISION_TOKEN=… in ${input.localSecrets.file}`,
-    })
-  }
-  return findings
+  const local = input.localSecrets
+  return TOKENS.flatMap(({ token, asked, endpoint, otherwise }): Finding[] => {
+    const asking = asked(settings, input.rules)
+    if (asking === undefined || required.has(token) || local.names.has(token)) return []
+    return [
+      error(
+        `${asking}, but ${token} is set neither in ${local.file} nor named under [secrets] required: ${endpoint} would answer 404`,
+        `\`npx wrangler secret put ${token}\` and name it under [secrets] required in ${input.configFile}; locally, ${token}=… in ${local.file}${otherwise}`
+      ),
+    ]
+  })
 }
 
 function declaresDomains(text: string): boolean {

@@ -27,15 +27,14 @@ function preflightSpec(program: string): CommandSpec {
   return {
     usage: [`${program} [options]`],
     about:
-      'Checks a Worker before its first deploy, without an account: the wrangler configuration ' +
-      '(KV namespace ids, workers_dev, routes and ORIGIN, the tokens the admin API and /json ' +
-      'need) and the rules document. Prints each mistake with its fix.',
+      'Checks the wrangler configuration and the rules document before a deploy, without an ' +
+      'account: each mistake with its fix.',
     options: [
       {
         name: 'config',
         short: 'c',
         value: '<file>',
-        default: 'wrangler.jsonc, wrangler.json or wrangler.toml, as wrangler finds it',
+        default: 'the one wrangler finds here',
         does: 'the wrangler configuration to check',
       },
       {
@@ -48,7 +47,7 @@ function preflightSpec(program: string): CommandSpec {
       {
         name: 'rules',
         value: '<file>',
-        default: 'rules.json beside the configuration, if there is one',
+        default: 'rules.json beside the configuration, if any',
         does: 'the rules document to validate',
       },
     ],
@@ -86,7 +85,10 @@ export async function runPreflight(argv: readonly string[], program: string): Pr
   const here = dirname(read.path)
   const shown = (path: string) => relative(process.cwd(), path) || path
   const rulesPath = (line.values.rules as string | undefined) ?? join(here, 'rules.json')
-  if (line.values.rules !== undefined && !existsSync(rulesPath)) {
+  const rules = existsSync(rulesPath)
+    ? { file: shown(rulesPath), text: readFileSync(rulesPath, 'utf8') }
+    : undefined
+  if (!rules && line.values.rules !== undefined) {
     console.error(`preflight: ${rulesPath}: no such file`)
     return 1
   }
@@ -99,21 +101,13 @@ export async function runPreflight(argv: readonly string[], program: string): Pr
       file: shown(secretsPath ?? join(here, '.dev.vars')),
       names: secretsPath ? dotenvNames(readFileSync(secretsPath, 'utf8')) : new Set(),
     },
-    ...(existsSync(rulesPath)
-      ? { rules: { file: shown(rulesPath), text: readFileSync(rulesPath, 'utf8') } }
-      : {}),
+    ...(rules ? { rules } : {}),
   })
-  const checked = [shown(read.path), ...(existsSync(rulesPath) ? [shown(rulesPath)] : [])]
-  console.log(`preflight: ${checked.join(', ')}${env ? ` (environment ${env})` : ''}`)
+  const checked = [shown(read.path), rules?.file].filter(Boolean).join(', ')
+  console.log(`preflight: ${checked}${env ? ` (environment ${env})` : ''}`)
   for (const { severity, what, fix } of findings) console.log(`${severity}: ${what}\n  fix: ${fix}`)
   const errors = findings.filter((finding) => finding.severity === 'error').length
-  const notes = findings.length - errors
-  const count = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
-  console.log(
-    errors > 0
-      ? `${count(errors, 'mistake')} to fix before \`wrangler deploy\`${notes ? `, ${count(notes, 'note')}` : ''}`
-      : `ready to deploy${notes ? ` (${count(notes, 'note')})` : ''}`
-  )
+  console.log(errors > 0 ? `${errors} to fix before \`wrangler deploy\`` : 'ready to deploy')
   return errors > 0 ? 1 : 0
 }
 
@@ -129,15 +123,14 @@ async function readWranglerConfig(
   try {
     wrangler = await import('wrangler')
   } catch {
-    return 'wrangler is not installed here: `npm install --save-dev wrangler`, then run this again'
+    return 'no wrangler here: `npm install --save-dev wrangler`'
   }
   try {
     const { rawConfig, configPath } = wrangler.experimental_readRawConfig({
       ...(config === undefined ? {} : { config }),
       ...(env === undefined ? {} : { env }),
     })
-    if (!configPath)
-      return 'no wrangler.jsonc, wrangler.json or wrangler.toml here (or name one with --config)'
+    if (!configPath) return 'no wrangler configuration here (name one with --config)'
     if (env !== undefined && !(rawConfig.env && env in rawConfig.env))
       return `${configPath} has no environment "${env}"`
     return { path: configPath, config: rawConfig as WranglerSettings }

@@ -43,6 +43,8 @@ interface RulesCommand {
   /** What it does. */
   does: string
   options: OptionSpec[]
+  /** How many arguments it takes besides its options, at most (default 1). */
+  most?: number
   /** Runs it; the exit status. */
   run(line: CommandLine, context: RulesContext): number
 }
@@ -50,20 +52,23 @@ interface RulesCommand {
 /** The rules document a command reads when none is named. */
 const DEFAULT_FILE = 'rules.json'
 
+/** The help's last line. */
+const EXITS = `[file] defaults to ${DEFAULT_FILE}. Exit status: 0 done, 1 invalid or failed, 2 usage.`
+
 /** Every subcommand, in the order the help lists them. */
 const COMMANDS: Record<string, RulesCommand> = {
   validate: {
     args: '[file]',
     does:
-      'Checks a rules document (JSON) or an envoyproxy/ratelimit configuration (.yaml, .yml) and ' +
-      'prints every error in it, each with the path of its field and, for an unknown field, what ' +
-      'was likely meant; exit 1 if there is any.',
+      'Checks a rules document (JSON) or an envoyproxy/ratelimit configuration (.yaml): every ' +
+      'error with the path of its field and, for an unknown field, what was likely meant.',
     options: [],
     run: (line) => (validate(fileOf(line)) ? 0 : 1),
   },
   import: {
     args: '<envoy.yaml> [<envoy.yaml> ...]',
     does: 'Prints the rules document holding these Envoy configurations (under "domains").',
+    most: Infinity,
     options: [
       {
         name: 'schema',
@@ -77,8 +82,8 @@ const COMMANDS: Record<string, RulesCommand> = {
   push: {
     args: '[file]',
     does:
-      'Validates the document, then writes it to the RULES KV namespace as "rules" and ' +
-      '"rules:last-good", with the next revision: in force without a redeploy.',
+      'Validates the document, then writes it to the RULES KV namespace ("rules" and ' +
+      '"rules:last-good", with the next revision): in force without a redeploy.',
     options: [
       {
         name: 'local',
@@ -113,6 +118,7 @@ const COMMANDS: Record<string, RulesCommand> = {
   schema: {
     args: '',
     does: 'Prints the JSON Schema of rules documents (what rules.schema.json holds).',
+    most: 0,
     options: [],
     run(_line, context) {
       console.log(JSON.stringify(context.schema(), null, 2))
@@ -129,9 +135,6 @@ const COMMANDS: Record<string, RulesCommand> = {
     },
   },
 }
-
-/** How many arguments each command takes besides its options, at most. */
-const MAX_ARGUMENTS: Record<string, number> = { import: Infinity, schema: 0 }
 
 /**
  * Runs the rules command line.
@@ -162,7 +165,7 @@ export function runRules(argv: readonly string[], context: RulesContext): number
       console.log(help(context.program, name))
       return 0
     }
-    const most = MAX_ARGUMENTS[name] ?? 1
+    const most = command.most ?? 1
     if (line.positionals.length > most)
       throw new UsageError(`unexpected arguments: ${line.positionals.slice(most).join(' ')}`)
     return command.run(line, context)
@@ -188,9 +191,7 @@ function help(program: string, only?: string): string {
   if (only !== undefined && only in COMMANDS) {
     return helpText({
       ...commandSpec(program, only),
-      notes: [
-        `[file] defaults to ${DEFAULT_FILE}. Exit status: 0 done, 1 invalid or failed, 2 usage.`,
-      ],
+      notes: [EXITS],
     })
   }
   const lines = [`usage: ${program} <command> [options]`, '', 'commands:']
@@ -207,10 +208,10 @@ function help(program: string, only?: string): string {
       name: 'help',
       short: 'h',
       default: 'off',
-      does: 'the help of every command, or after a command, of that one',
+      does: 'this help; after a command, its own',
     }),
     '',
-    `[file] defaults to ${DEFAULT_FILE}. Exit status: 0 done, 1 invalid or failed, 2 usage.`
+    EXITS
   )
   return lines.join('\n')
 }

@@ -55,7 +55,7 @@ function fieldHint(path: (string | number)[], name: string, document: unknown): 
   const parent = chain.at(-2)
   const holder = path.findLast((segment) => typeof segment === 'string')
   if (parent && holder !== undefined && name in parent.fields)
-    return `it belongs beside "${holder}", not under it`
+    return `it belongs beside "${holder}"`
   const close = closest(name, Object.keys(here.fields))
   if (close !== undefined) return `did you mean "${close}"?`
   for (const child of below) {
