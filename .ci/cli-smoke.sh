@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `npm run rules`: validate exits 0 or lists errors with paths and exits 1; push --local writes
-# the document into the local RULES namespace.
+# `npm run rules`: validate exits 0 or lists errors with paths (and what an unknown field likely
+# meant) and exits 1; push --local writes the document into the local RULES namespace. Every
+# command-line entry answers -h and --help and refuses an unknown option; the simulator
+# reproduces its committed output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,17 @@ fi
 grep -q 'rules\[1\].period: "1x" is not a duration' <<<"$out" || { echo "unexpected output: $out" >&2; exit 1; }
 echo "validate rejects bad-duration.json with the path of the bad field"
 
+# An unknown field close to a known one, and a known field at the wrong level: what was meant.
+misplaced=$(mktemp)
+echo '{"version":1,"rules":[{"id":"a","key":["ip"],"algorithm":"sliding-window","limit":5,"period":"1m","methods":["POST"],"match":{"method":["GET"]}}]}' >"$misplaced"
+out=$(npm run -s rules -- validate "$misplaced" 2>&1 || true)
+rm -f "$misplaced"
+for expected in 'rules\[0\]: unknown field "methods": it belongs under "match"' \
+  'rules\[0\].match: unknown field "method": did you mean "methods"?'; do
+  grep -q "$expected" <<<"$out" || { echo "validate did not say what was meant: $out" >&2; exit 1; }
+done
+echo "validate says what a misspelt or misplaced field meant"
+
 # One pass finds every error: a bad limit behind an unknown algorithm, an unknown field, a
 # duplicate id and a replaces naming no rule, each on its own line with its path.
 out=$(npm run -s rules -- validate test/fixtures/rules/many-errors.json 2>&1 || true)
@@ -23,17 +36,43 @@ for expected in 'rules\[0\].algorithm:' 'rules\[0\].limit: 0 must be at least 1'
 done
 echo "validate reports all 6 errors of many-errors.json in one pass"
 
-# Help on every command, with a line per option.
+# Every command-line entry explains itself: -h and --help print a usage (exit 0) in which every
+# option carries its default, and an unknown option is named, with a pointer to --help (exit 2).
+options_without_default() {
+  # An option's line starts with "-" after spaces; lines indented deeper continue it.
+  awk '/^ +-/ { if (entry != "" && entry !~ /\(default: /) print entry; entry = $0; next }
+       substr($0, 1, 24) ~ /^ +$/ && entry != "" { entry = entry " " $0; next }
+       { if (entry != "" && entry !~ /\(default: /) print entry; entry = "" }
+       END { if (entry != "" && entry !~ /\(default: /) print entry }'
+}
+explains_itself() {
+  local help short status=0 out
+  help=$("$@" --help) || { echo "$* --help: exit $?" >&2; exit 1; }
+  short=$("$@" -h) || { echo "$* -h: exit $?" >&2; exit 1; }
+  [[ "$help" == "$short" ]] || { echo "$*: -h and --help differ" >&2; exit 1; }
+  grep -q '^usage: ' <<<"$help" || { echo "$* --help: no usage line" >&2; exit 1; }
+  grep -qE '^ +-' <<<"$help" || { echo "$* --help: no option listed" >&2; exit 1; }
+  missing=$(options_without_default <<<"$help")
+  [[ -z "$missing" ]] || { echo "$* --help: options without a default:" >&2; echo "$missing" >&2; exit 1; }
+  out=$("$@" --no-such-option 2>&1) || status=$?
+  ((status == 2)) || { echo "$* --no-such-option: exit $status, not 2" >&2; exit 1; }
+  grep -q 'unknown option --no-such-option.*--help' <<<"$out" ||
+    { echo "$* --no-such-option: $out" >&2; exit 1; }
+}
+for entry in "rules --" "rules -- push" "preflight --" "simulate --" "simulate:scale --" "fuzz --" \
+  "bench --" "bench:profile --"; do
+  # shellcheck disable=SC2086
+  explains_itself npm run -s $entry
+  echo "npm run $entry --help: every option with its default; an unknown option refused (exit 2)"
+done
 for ask in --help -h help "push --help" "help push"; do
   # shellcheck disable=SC2086
   out=$(npm run -s rules -- $ask)
   grep -q -- '--persist-to <dir>' <<<"$out" || { echo "rules $ask: no help" >&2; exit 1; }
 done
-for ask in --help -h help; do
-  out=$(npm run -s simulate -- $ask)
-  grep -q -- '--out <dir>' <<<"$out" || { echo "simulate $ask: no help" >&2; exit 1; }
-done
-echo "rules and simulate answer --help, -h and help"
+out=$(npm run -s simulate -- help)
+grep -q -- '--out <dir>' <<<"$out" || { echo "simulate help: no help" >&2; exit 1; }
+echo "rules and simulate also answer help (rules help <command> too)"
 
 state=$(mktemp -d)
 trap 'rm -rf "$state"' EXIT

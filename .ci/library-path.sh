@@ -6,10 +6,14 @@
 #     empty project directory, both in a fresh temporary directory outside the repository;
 #  2. every README block marked `<!-- library-path: … -->`, in order, as written (see
 #     tools/docs/library-path.ts): files written into the project, commands run in the clone or
-#     the project, `start` run in the background until it answers on port 8787;
-#  3. what it printed checked: 200s then 429s, and the client waiting out a 429 before its 200;
-#  4. the package's own checks on the tarball the README built: at most 155 kB packed, and its
-#     declarations clean under the README's nodenext and strict flags without skipLibCheck.
+#     the project (`fail`: one that must exit non-zero), `start` run in the background until it
+#     answers on port 8787;
+#  3. what it printed checked: 200s then 429s, the client waiting out a 429 before its 200, and
+#     the package's command line (`npx edge-rate-limiter`) on a valid and a broken rules document
+#     and its preflight;
+#  4. the package's own checks on the tarball the README built: at most 155 kB packed, every link
+#     of its README absolute, and its declarations clean under the README's nodenext and strict
+#     flags without skipLibCheck.
 # If port 8787 is taken, LIBRARY_PATH_PORT (or a free port) stands for it in the blocks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,6 +80,16 @@ step_run() {
   grep -v -e 'EBADENGINE' -e '^npm warn' "$work/step.log" | tail -25 | sed 's/^/      /' || true
   ((status == 0)) || fail "README.md:$line exited with $status"
 }
+step_fail() {
+  local line="$1" script status=0
+  script=$(as_written)
+  echo "--- README.md:$line: in my-api, expected to fail:"
+  sed 's/^/    $ /' <<<"$script"
+  (cd "$app" && timeout 600 bash -euo pipefail -c "$script") >"$work/step.log" 2>&1 || status=$?
+  cat "$work/step.log" >>"$work/output.log"
+  grep -v -e 'EBADENGINE' -e '^npm warn' "$work/step.log" | tail -25 | sed 's/^/      /' || true
+  ((status != 0)) || fail "README.md:$line exited with 0; the README says it fails"
+}
 step_start() {
   local line="$1" script
   script=$(as_written)
@@ -104,12 +118,26 @@ grep -qE '^then 200: ' "$work/output.log" || fail "the client did not end on a 2
 echo "status codes: $codes"
 grep -E '^(request [0-9]+ got|then [0-9]+:)' "$work/output.log"
 
+# The package's command line, from the new project: a valid document, a broken one with what
+# was meant, and the preflight on the project's wrangler.toml and rules.json.
+for expected in '^rules\.json: valid \(1 rules, mode enforce\)$' \
+  '^broken\.json: rules\[0\]: unknown field "method": did you mean "methods", under "match"\?$' \
+  '^1 error in broken\.json$' '^ready to deploy'; do
+  grep -qE "$expected" "$work/output.log" || fail "the package's command line did not print $expected"
+done
+echo "npx edge-rate-limiter: rules validate (valid, and broken with a hint), preflight"
+
 # 4. The tarball the README built.
 tarball=$(cd "$clone" && ls edge-rate-limiter-*.tgz)
 size=$(stat -c %s "$clone/$tarball")
 echo "packed $tarball: $size bytes, $(tar tzf "$clone/$tarball" | wc -l) files; the largest:"
 tar tzvf "$clone/$tarball" | sort -k3 -n -r | awk 'NR <= 5 { print "  " $3 "  " $6 }'
 ((size <= 155000)) || fail "the tarball is $size bytes (at most 155 kB)"
+# Its README is read on the registry's page, where only absolute links lead anywhere.
+relative=$(tar xzf "$clone/$tarball" -O package/README.md | grep -oE '\]\([^)]*\)|^\[[^]]+\]: .*' |
+  grep -vE '\]\((https?:|#)|\]: https?:' || true)
+[[ -z "$relative" ]] || { echo "$relative"; fail "the package's README has links that lead nowhere on the registry"; }
+echo "the package's README: every link absolute"
 cd "$app"
 strict=$(PATH="$app/node_modules/.bin:$PATH" timeout 120 tsc -p . --skipLibCheck false 2>&1 || true)
 # wrangler's generated file fails nodenext's own checks by itself; the package's must not.

@@ -6,27 +6,58 @@
 import { writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
+import {
+  helpText,
+  readCommandLine,
+  usageMessage,
+  UsageError,
+  type CommandSpec,
+} from '../tools/cli/command-line.ts'
 import { buildLimiter, LIMITERS, startLimiter, type LimiterName } from './limiters.ts'
 import { ipSource, measure, stopAll, warmUp } from './load.ts'
+import { CONNECTIONS } from './options.ts'
 import { SCENARIOS } from './scenarios.ts'
 import { startBare, startOrigin, type Target } from './targets.ts'
 
 const root = resolve(import.meta.dirname, '..')
 const OUTDIR = 'bench/.out'
 const LOAD_SCENARIOS = SCENARIOS.filter((s) => s.kind === 'load').map((s) => s.name)
-const USAGE =
-  `usage: npm run bench:profile -- [--scenario <${LOAD_SCENARIOS.join('|')}>] ` +
-  `[--target <bare|${LIMITERS.join('|')}>] [--seconds n] [--connections n] [--keys n] [--top n]`
-const values = readOptions()
-if (values.help) {
-  console.log(USAGE)
-  process.exit(0)
+const PROFILE: CommandSpec = {
+  usage: ['npm run bench:profile -- [options]'],
+  about:
+    "Records a V8 CPU profile of a target's workerd isolate under load, writes it to " +
+    `${OUTDIR}/<target>-<scenario>.cpuprofile and prints the functions with the most self time.`,
+  options: [
+    {
+      name: 'scenario',
+      value: '<name>',
+      default: 'hot-key',
+      does: `of: ${LOAD_SCENARIOS.join(', ')}`,
+    },
+    {
+      name: 'target',
+      value: '<name>',
+      default: 'project',
+      does: `of: bare, ${LIMITERS.join(', ')}`,
+    },
+    { name: 'seconds', value: '<n>', default: '5', does: 'measured seconds' },
+    CONNECTIONS,
+    {
+      name: 'keys',
+      value: '<n>',
+      default: '2000',
+      does: 'distinct keys of the many-keys scenario',
+    },
+    { name: 'top', value: '<n>', default: '40', does: 'functions to print' },
+  ],
+  notes: ['Exit status: 0 done, 2 a bad option.'],
 }
+const values = readOptions()
 const scenario = SCENARIOS.find((s) => s.name === values.scenario && s.kind === 'load')
 const target = values.target
 if (!scenario || (target !== 'bare' && !LIMITERS.includes(target as LimiterName))) {
-  console.error(`bench:profile: no such scenario or target\n${USAGE}`)
+  const problem = new UsageError(`no such scenario or target: ${values.scenario}, ${target}`)
+  console.error(usageMessage('npm run bench:profile --', problem))
   process.exit(2)
 }
 const keys = Number(values.keys)
@@ -140,22 +171,24 @@ async function connect(port: number) {
   }
 }
 
-/** The command line's options; a bad one ends the run with the usage. */
-function readOptions() {
+/** The command line's options with their defaults; `--help` prints the help, a bad one exits 2. */
+function readOptions(): Record<
+  'scenario' | 'target' | 'seconds' | 'connections' | 'keys' | 'top',
+  string
+> {
   try {
-    return parseArgs({
-      options: {
-        scenario: { type: 'string', default: 'hot-key' },
-        target: { type: 'string', default: 'project' },
-        seconds: { type: 'string', default: '5' },
-        connections: { type: 'string', default: '32' },
-        keys: { type: 'string', default: '2000' },
-        top: { type: 'string', default: '40' },
-        help: { type: 'boolean', default: false },
-      },
-    }).values
+    const { values, help } = readCommandLine(PROFILE, process.argv.slice(2))
+    if (help) {
+      console.log(helpText(PROFILE))
+      process.exit(0)
+    }
+    const defaults = Object.fromEntries(
+      PROFILE.options.map((option) => [option.name, option.default])
+    )
+    return { ...defaults, ...values } as ReturnType<typeof readOptions>
   } catch (error) {
-    console.error(`bench:profile: ${(error as Error).message}\n${USAGE}`)
+    if (!(error instanceof UsageError)) throw error
+    console.error(usageMessage('npm run bench:profile --', error))
     process.exit(2)
   }
 }

@@ -18,6 +18,12 @@ export interface Decision {
   resetAtMs: number
   /** When denied: ms until a request of the same cost would be allowed. 0 when allowed. */
   retryAfterMs: number
+  /**
+   * Ms until more than `remaining` units are available: the `t` of the `RateLimit` header
+   * (draft-ietf-httpapi-ratelimit-headers-11). Absent when no more will come (a full quota, a
+   * concurrency limit) or the decision cannot tell (a leased rule's local answer).
+   */
+  moreInMs?: number
   /** A shaper's answer: how long the request waits before it goes to the origin. */
   delayMs?: number
   /** A concurrency limit's slot, to release when the origin's response ends. */

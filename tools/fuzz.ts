@@ -14,7 +14,6 @@
  */
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import fc from 'fast-check'
 import { Miniflare, Request } from 'miniflare'
 import { buildBundle, limiterWorkerOptions } from '../bench/targets.ts'
@@ -22,9 +21,49 @@ import { SECRETS, requestSpec, toRequest, type RequestSpec } from './fuzz-reques
 import { anyJson, mutatedDocument, validDocument } from './fuzz-rules.ts'
 import { FuzzLog, Tally } from './fuzz-report.ts'
 import { mixLines, runMixes, type MixReport } from './fuzz-mix-run.ts'
+import {
+  helpText,
+  readCommandLine,
+  usageMessage,
+  UsageError,
+  type CommandSpec,
+} from './cli/command-line.ts'
 
-const USAGE =
-  'usage: npm run fuzz -- [--requests N] [--documents N] [--mixes N] [--seed S] [--concurrency C] [--smoke]'
+const FUZZ: CommandSpec = {
+  usage: ['npm run fuzz -- [options]'],
+  about:
+    'Sends generated requests and rules documents through the built Worker in workerd, then ' +
+    'policy mixes with an exact oracle; fails on any 500, unanswered request, uncaught error, ' +
+    'limit exceeded or request a rule did not count.',
+  options: [
+    {
+      name: 'requests',
+      value: '<n>',
+      default: '100000; --smoke 10000',
+      does: 'generated requests',
+    },
+    {
+      name: 'documents',
+      value: '<n>',
+      default: '10000; --smoke 500',
+      does: 'rules documents sent between them',
+    },
+    {
+      name: 'mixes',
+      value: '<n>',
+      default: '400; --smoke 40',
+      does: 'policy mixes, each with traffic of its own',
+    },
+    { name: 'seed', value: '<n>', default: '8', does: 'seeds everything generated' },
+    { name: 'concurrency', value: '<n>', default: '64', does: 'requests in flight at once' },
+    {
+      name: 'smoke',
+      default: 'off',
+      does: 'what CI runs: a tenth of the requests, a twentieth of the documents',
+    },
+  ],
+  notes: ['Exit status: 0 nothing found, 1 a failure found, 2 a bad option.'],
+}
 const root = resolve(import.meta.dirname, '..')
 const OUTDIR = '.fuzz-out'
 const ORIGIN = 'http://fuzz.example'
@@ -197,26 +236,23 @@ function describe(spec: RequestSpec): string {
 
 function readOptions() {
   try {
-    const { values } = parseArgs({
-      options: {
-        requests: { type: 'string' },
-        documents: { type: 'string' },
-        mixes: { type: 'string' },
-        seed: { type: 'string', default: '8' },
-        concurrency: { type: 'string', default: '64' },
-        // What CI runs: a tenth of the requests and a twentieth of the documents.
-        smoke: { type: 'boolean', default: false },
-      },
-    })
+    const { values, help } = readCommandLine(FUZZ, process.argv.slice(2))
+    if (help) {
+      console.log(helpText(FUZZ))
+      process.exit(0)
+    }
+    const value = (name: string, fallback: string, smoke = fallback) =>
+      (values[name] as string | undefined) ?? (values.smoke ? smoke : fallback)
     return {
-      requests: count('requests', values.requests ?? (values.smoke ? '10000' : '100000')),
-      documents: count('documents', values.documents ?? (values.smoke ? '500' : '10000')),
-      mixes: count('mixes', values.mixes ?? (values.smoke ? '40' : '400')),
-      seed: count('seed', values.seed),
-      concurrency: Math.max(1, count('concurrency', values.concurrency)),
+      requests: count('requests', value('requests', '100000', '10000')),
+      documents: count('documents', value('documents', '10000', '500')),
+      mixes: count('mixes', value('mixes', '400', '40')),
+      seed: count('seed', value('seed', '8')),
+      concurrency: Math.max(1, count('concurrency', value('concurrency', '64'))),
     }
   } catch (error) {
-    console.error(`${error instanceof Error ? error.message : error}\n${USAGE}`)
+    if (!(error instanceof UsageError)) throw error
+    console.error(usageMessage('npm run fuzz --', error))
     process.exit(2)
   }
 }
@@ -224,7 +260,7 @@ function readOptions() {
 function count(name: string, value: string): number {
   const number = Number(value)
   if (!Number.isSafeInteger(number) || number < 0)
-    throw new Error(`--${name} must be a whole number, got ${value}`)
+    throw new UsageError(`--${name} must be a whole number, not "${value}"`)
   return number
 }
 

@@ -11,6 +11,7 @@ import { keyExpiresAtMs, withPenalty, type KeyState } from './penalty'
 import { slidingWindow } from './sliding-window'
 import { tokenBucket } from './token-bucket'
 import type { Algorithm, AlgorithmName, Hold, Outcome, Policy } from './types'
+import type { Decision } from '../types'
 
 export type * from './types'
 export type { SlidingWindowState } from './sliding-window'
@@ -61,6 +62,34 @@ export function chargeKey(
   return withPenalty(key, policy, nowMs, cost, (state, units) =>
     algorithm.charge(state, policy, nowMs, units, hold)
   )
+}
+
+/**
+ * The decision with when more than its `remaining` units are next available
+ * ({@link Decision.moreInMs}): the wait before a charge of `remaining + 1` units would pass in
+ * the key's state after the request, or the penalty lock's end if that is later. What the IETF
+ * draft's `RateLimit` field calls `t`. The decision as it is when nothing more will come: the
+ * quota is full, or the policy is a concurrency limit (slots come back when requests end, not
+ * at a time); and for a shaper with room left, whose `remaining` counts waits, not units.
+ *
+ * @param decision - what `chargeKey` (or a gate) decided
+ * @param key - the key's state after the request
+ * @param policy - the policy it was decided under
+ * @param nowMs - the time it was decided at
+ */
+export function withMoreIn(
+  decision: Decision,
+  key: KeyState | undefined,
+  policy: Policy,
+  nowMs: number
+): Decision {
+  if (policy.algorithm === 'concurrency' || decision.remaining >= decision.limit) return decision
+  const lockedMs = Math.max(0, (key?.blockedUntilMs ?? 0) - nowMs)
+  // A look, not a charge: the state it returns is dropped.
+  const probe = algorithmOf(policy).charge(key?.state, policy, nowMs, decision.remaining + 1)
+  if (probe.decision.allowed && lockedMs === 0) return decision
+  const moreInMs = Math.max(lockedMs, probe.decision.allowed ? 0 : probe.decision.retryAfterMs)
+  return { ...decision, moreInMs }
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * @module client/server-hint
  * When a server says a request may be tried again: `Retry-After` (RFC 9110 section 10.2.3),
- * else the `t` of the draft-10 `RateLimit` header. Malformed values are ignored, never thrown.
+ * else the `t` of the `RateLimit` header. Malformed values are ignored, never thrown.
  */
 import { parseList } from './structured-list'
 
@@ -90,10 +90,13 @@ export function retryAfterMs(value: string | null, nowMs: number): number | unde
 }
 
 /**
- * The wait a draft-10 `RateLimit` field suggests (`"api";r=0;t=30, "burst";r=5;t=2`): the
- * largest `t` among the policies with no quota left (`r=0`), else the largest `t`. Policies
- * whose `t` is not a non-negative integer are skipped; a field that is not a valid
- * structured-field list gives nothing.
+ * The wait a `RateLimit` field suggests (`"api";r=0;t=30, "burst";r=5;t=2`): the largest `t`
+ * among the policies with no quota left (`r=0`), else the largest `t`. Policies whose `t` is not
+ * a non-negative integer are skipped; a field that is not a valid structured-field list gives
+ * nothing. Servers of either meaning of `t` are read alike: draft-ietf-httpapi-ratelimit-headers-11
+ * (seconds until more quota comes: at `r=0`, when a request may pass) and draft-10 and earlier
+ * (seconds until the whole quota is back: at `r=0`, a time a request may pass too, if later than
+ * needed).
  *
  * @param value - the header, or `null` when absent
  * @returns the wait in ms, or `undefined`

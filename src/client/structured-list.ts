@@ -1,7 +1,7 @@
 /**
  * @module client/structured-list
  * A dependency-free parser for RFC 9651 structured-field lists (the `RateLimit` header of
- * draft-ietf-httpapi-ratelimit-headers-10 is one). It follows the RFC's parsing algorithms
+ * draft-ietf-httpapi-ratelimit-headers-11 is one). It follows the RFC's parsing algorithms
  * (section 4.2) to the letter: any deviation fails the whole field, as the RFC requires, and
  * a failure is `undefined`, never an exception.
  */

@@ -12,6 +12,7 @@ import {
   type ConcurrencyState,
   type KeyState,
   type Policy,
+  withMoreIn,
 } from '../algorithms'
 import { gateKey } from '../algorithms/gate'
 import {
@@ -172,7 +173,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const record = this.#read()
     const decided = decideOnRecord(record, policy, nowMs, cost, step, this.#carriesLeases(record))
     if (decided.record && decided.record !== record) this.#write(decided.record)
-    return decided.decision
+    return moreIn(decided, policy, nowMs)
   }
 
   /**
@@ -366,7 +367,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
       const leased = this.#carriesLeases(held)
       const decided = decideOnRecord(held, policy, nowMs, cost, chargeKey, leased)
       held = decided.record
-      return decided.decision
+      return moreIn(decided, policy, nowMs)
     })
     if (held && held !== record) this.#write(held)
     return decisions
@@ -546,4 +547,17 @@ export class RateLimiterObject extends DurableObject implements Lessor {
 function keyRecordOf(stored: StoredState): KeyRecord {
   const { others, inUse, expiresAtMs: _expires, alarmAtMs: _alarm, ...written } = stored
   return { families: others ? [written, ...others] : [written], inUse: inUse ?? [] }
+}
+
+/**
+ * A decision with when more units come ({@link withMoreIn}), read in the state the call's
+ * policy counts in after it.
+ */
+function moreIn(
+  decided: { record: KeyRecord | undefined; decision: Decision },
+  policy: Policy,
+  nowMs: number
+): Decision {
+  const state = decided.record && familyState(decided.record.families, policy, nowMs)
+  return withMoreIn(decided.decision, state, policy, nowMs)
 }

@@ -69,6 +69,16 @@ describe('RateLimit', () => {
     expect(rateLimitResetMs(value)).toBe(ms)
   })
 
+  // draft-10's t was when the whole quota is back; draft-11's is when more comes. At r=0 either
+  // is a time a request may pass (draft-10's later than needed), so both read the same way.
+  it.each([
+    ['draft-11, as this limiter sends it', '"api-per-ip";r=0;t=47;pk=:MjAzLjAuMTEzLjc=:', 47_000],
+    ['draft-10, the whole quota back', '"api-per-ip";r=0;t=101', 101_000],
+    ['draft-11, one policy spent among others', '"day";r=40;t=3, "min";r=0;t=12;pk=:YQ==:', 12_000],
+  ])('reads %s', (_server, value, ms) => {
+    expect(rateLimitResetMs(value)).toBe(ms)
+  })
+
   it.each([null, '', '"api";r=0', '"api";r=0;t=30,', 'api;r=0;t=3 junk', '"a";r=0;t=3;T=1'])(
     'gives nothing for %j',
     (value) => {

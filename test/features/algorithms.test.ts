@@ -39,6 +39,38 @@ describe('every algorithm through the HTTP path', () => {
     expect(Number(last!.headers.get('Retry-After'))).toBeGreaterThanOrEqual(1)
   })
 
+  // draft-ietf-httpapi-ratelimit-headers-11: `t` is the seconds until more quota comes, so at
+  // r=0 it is when a request may pass again: the Retry-After, on the 429 and on the request
+  // that took the last unit before it.
+  it.each([
+    ['sliding-window', { period: '1m' }],
+    ['token-bucket', { period: '1m' }],
+    ['fixed-window', { period: '1m' }],
+    ['sliding-log', { period: '1m' }],
+    ['gcra', { period: '1m' }],
+    ['leaky-bucket', { period: '1m' }],
+    ['leaky-bucket', { period: '1m', mode: 'shape', maxWait: '1s' }],
+    ['sliding-window', { period: '1m', penalty: '5m' }],
+  ])('%s %j: at r=0, t equals Retry-After', async (algorithm, extra) => {
+    freezeClock()
+    const send = client({ rules: only({ algorithm, ...extra }), wait: async () => {} })
+    const who = ip()
+    const responses: Response[] = []
+    for (let i = 0; i < 4; i++) responses.push(await send('/x', { ip: who }))
+    const [, , lastAllowed, denied] = responses as [Response, Response, Response, Response]
+    expect(denied.status).toBe(429)
+    const retryAfter = Number(denied.headers.get('Retry-After'))
+    expect(retryAfter).toBeGreaterThan(1)
+    expect(parseRateLimit(denied.headers.get('RateLimit')).r).toEqual({ r: 0, t: retryAfter })
+    const penalty = 'penalty' in extra
+    // Under a penalty the denial itself locks the key: the allowed request could not know.
+    if (!penalty)
+      expect(parseRateLimit(lastAllowed.headers.get('RateLimit')).r).toEqual({
+        r: 0,
+        t: retryAfter,
+      })
+  })
+
   it('the leaky-bucket shaper holds requests for their slot, says so, and refuses a full bucket', async () => {
     freezeClock()
     const waits: number[] = []

@@ -33,14 +33,19 @@ describe('concurrency limit through the HTTP path', () => {
     const send = setup({ limit: 1, queue: 0, maxWait: '1s' })
     const first = await send('203.0.113.150')
     expect(first.response.status).toBe(200)
+    // The partition key is the address the rule keys on (base64 of "203.0.113.150").
+    const pk = 'pk=:MjAzLjAuMTEzLjE1MA==:'
     expect(first.response.headers.get('RateLimit-Policy')).toBe(
       '"slots";q=1;qu="concurrent-requests"'
     )
+    // No t: a slot comes back when a request ends, at no time known in advance.
+    expect(first.response.headers.get('RateLimit')).toBe(`"slots";r=0;${pk}`)
     expect(first.response.headers.get('X-RateLimit-Remaining')).toBe('0')
     const second = await send('203.0.113.150')
     expect(second.response.status).toBe(429)
-    // An estimate (no release seen yet: the 1 s floor), not the 60 s lease.
+    // An estimate (no release seen yet: the 1 s floor), not the 60 s lease; t says the same.
     expect(second.response.headers.get('Retry-After')).toBe('1')
+    expect(second.response.headers.get('RateLimit')).toBe(`"slots";r=0;t=1;${pk}`)
     await second.finish()
     await first.finish()
     const third = await send('203.0.113.150')

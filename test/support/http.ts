@@ -36,12 +36,12 @@ export function client(
   }
 }
 
-/** The draft-10 `RateLimit` field as `{ policy: { r, t } }`. */
+/** The `RateLimit` field as `{ policy: { r, t } }` (`t` NaN where it is left out). */
 export function parseRateLimit(value: string | null): Record<string, { r: number; t: number }> {
   const out: Record<string, { r: number; t: number }> = {}
   for (const item of (value ?? '').split(',').filter(Boolean)) {
     const [name, ...params] = item.trim().split(';')
-    const fields = Object.fromEntries(params.map((p) => p.split('=') as [string, string]))
+    const fields = Object.fromEntries(params.map((p) => p.split(/=(.*)/s) as [string, string]))
     out[JSON.parse(name!) as string] = { r: Number(fields.r), t: Number(fields.t) }
   }
   return out

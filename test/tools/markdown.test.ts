@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { anchors, codeBlocks, links } from '../../tools/docs/markdown'
+import { anchors, codeBlocks, links, withAbsoluteLinks } from '../../tools/docs/markdown'
 
 // The docs checks and the library-path test read pages through these: a block they miss is a
 // block nobody checks.
@@ -51,5 +51,26 @@ describe('reading Markdown pages', () => {
       { href: 'docs/a.md#x', line: 1 },
       { href: 'c.svg', line: 3 },
     ])
+  })
+})
+
+describe('a page read away from the repository', () => {
+  it('has its relative links made absolute, and only those', () => {
+    const page = [
+      'See [the docs](../docs/a.md#b), [a site](https://example.com/x) and [here](#top).',
+      '![chart](chart.svg)',
+      '',
+      '[ref]: docs/c.md',
+      '[away]: http://example.org',
+    ].join('\n')
+    expect(withAbsoluteLinks(page, (href) => `https://host/${href}`)).toBe(
+      [
+        'See [the docs](https://host/../docs/a.md#b), [a site](https://example.com/x) and [here](#top).',
+        '![chart](https://host/chart.svg)',
+        '',
+        '[ref]: https://host/docs/c.md',
+        '[away]: http://example.org',
+      ].join('\n')
+    )
   })
 })

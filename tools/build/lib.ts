@@ -4,6 +4,7 @@
 //    a consumer's `moduleResolution: nodenext` require it, and the sources leave it out.
 //  - `../rules.json` (the bundled default rules) becomes lib/default-rules.js, so that neither the
 //    consumer's bundler nor Node needs to import JSON.
+//  - The command line (`npx edge-rate-limiter …`) is bundled last into lib/cli.js (`./cli.ts`).
 // Any relative import left pointing at no file fails the build.
 import { execFileSync } from 'node:child_process'
 import { transformSync } from 'esbuild'
@@ -19,6 +20,7 @@ import {
 import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import { dirname, join, relative, resolve } from 'node:path'
+import { buildCli } from './cli.ts'
 
 const root = resolve(import.meta.dirname, '../..')
 const out = join(root, 'lib')
@@ -164,6 +166,23 @@ for (const file of [...emitted(out)]) {
     pruned += 1
   }
 }
+// A module of types alone compiles to an empty file that no JavaScript imports (type imports
+// are erased): a file in the package, and no code.
+const imported = new Set<string>()
+for (const file of emitted(out)) {
+  if (!file.endsWith('.js')) continue
+  for (const [, , , specifier] of readFileSync(file, 'utf8').matchAll(SPECIFIER))
+    imported.add(resolve(dirname(file), specifier!))
+}
+let empty = 0
+for (const file of [...emitted(out)]) {
+  if (file.endsWith('.js') && readFileSync(file, 'utf8').trim() === '' && !imported.has(file)) {
+    rmSync(file)
+    empty += 1
+  }
+}
 console.log(
-  `lib/: ${files} files, relative imports resolved; ${pruned} declarations no entry needs left out`
+  `lib/: ${files} files, relative imports resolved; ${pruned} declarations no entry needs and ${empty} empty modules left out`
 )
+const cliBytes = await buildCli(root, out)
+console.log(`lib/cli.js: the command line, ${cliBytes} bytes`)

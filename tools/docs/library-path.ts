@@ -7,6 +7,7 @@
  *   <!-- library-path: file <path> -->    the block is the file <path> of the new project
  *   <!-- library-path: run in the clone --> run it in a clone of this repository
  *   <!-- library-path: run -->            run it in the new project
+ *   <!-- library-path: fail -->           run it in the new project: it must exit non-zero
  *   <!-- library-path: start -->          start it in the new project, in the background
  *
  * Usage: node tools/docs/library-path.ts [README.md]
@@ -28,9 +29,11 @@ for (const block of codeBlocks(readFileSync(file, 'utf8'))) {
         ? 'step_run clone'
         : verb === 'run' && arg === ''
           ? 'step_run app'
-          : verb === 'start' && arg === ''
-            ? 'step_start'
-            : undefined
+          : verb === 'fail' && arg === ''
+            ? 'step_fail'
+            : verb === 'start' && arg === ''
+              ? 'step_start'
+              : undefined
   if (call === undefined) throw new Error(`${file}:${block.line}: unknown marker "${block.marker}"`)
   const end = '__README_BLOCK__'
   if (block.text.split('\n').includes(end)) throw new Error(`${file}:${block.line}: holds ${end}`)

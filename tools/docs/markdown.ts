@@ -87,6 +87,26 @@ export function links(markdown: string): Link[] {
   return found
 }
 
+/**
+ * The page with every relative link target made absolute, as a page read away from the
+ * repository needs (the package's README on the registry): inline links and images, and
+ * reference definitions; targets with a scheme and in-page anchors are left alone. Read as text,
+ * code blocks too: a page to rewrite keeps `](` out of its code.
+ *
+ * @param markdown - the page
+ * @param absolute - the absolute URL of a relative target (`docs/a.md#b`), as written
+ */
+export function withAbsoluteLinks(markdown: string, absolute: (href: string) => string): string {
+  const relative = (href: string) => !/^([a-z][a-z0-9+.-]*:|#)/i.test(href)
+  return markdown
+    .replace(/(\]\()([^)\s]+)/g, (whole, open: string, href: string) =>
+      relative(href) ? `${open}${absolute(href)}` : whole
+    )
+    .replace(/^(\[[^\]]+\]:\s*)(\S+)/gm, (whole, head: string, href: string) =>
+      relative(href) ? `${head}${absolute(href)}` : whole
+    )
+}
+
 /** A token's child tokens: inline text, list items, table cells. */
 function childrenOf(token: Token): Token[] {
   const children: Token[] = []

@@ -7,7 +7,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { scaleChartSvg } from './chart'
-import { readCommand, USAGE, UsageError } from './options'
+import { helpText, usageMessage } from '../cli/command-line'
+import { readCommand, SCALE, UsageError } from './options'
 import { csvOf, fileStem, tableHeader, tableRow } from './report'
 import { runScale } from './run'
 
@@ -23,11 +24,11 @@ export async function main(argv: string[]): Promise<number> {
     command = readCommand(argv)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    console.error(`simulate:scale: ${error.message}\n\n${USAGE}`)
+    console.error(usageMessage('npm run simulate:scale --', error))
     return 2
   }
   if (command.help) {
-    console.log(USAGE)
+    console.log(helpText(SCALE))
     return 0
   }
   if (command.out) mkdirSync(command.out, { recursive: true })

@@ -1,13 +1,15 @@
 /**
  * @module tools/scale/options
- * The scale simulator's command line. Flags that take a list (comma-separated) run every
- * combination, one run each. Parsed by hand, so that the tests can read it in workerd too.
+ * The scale simulator's command line. Options that take a list (comma-separated) run every
+ * combination, one run each. Read by `cli/command-line.ts`, which is pure, so that the tests
+ * read it in workerd too.
  */
 import type { FailMode } from '../../src/types'
 import { MACHINE_KINDS, type MachineKind } from './clocks'
 import type { Mode } from './limiter-adapter'
 import { DEFAULT_WORLD, IDEAL_WORLD, type RunOptions, type SimWorld } from './run-options'
 import { EDITS, type EditKind } from './versions'
+import { readCommandLine, UsageError, type CommandSpec } from '../cli/command-line'
 import {
   ALGORITHMS,
   DEFAULT_DEMAND,
@@ -16,51 +18,150 @@ import {
   type ScenarioName,
 } from './scenarios'
 
-/** The help text: one line per option. */
-export const USAGE = `usage: npm run simulate:scale -- [options]     (lists: a,b,c run every combination)
+/** The scale simulator's command line, as `--help` prints it. */
+export const SCALE: CommandSpec = {
+  usage: ['npm run simulate:scale -- [options]'],
+  about:
+    'Simulates one key at scale: isolates, locations and their Durable Objects in virtual time. ' +
+    'Options that take a list (a,b,c) run every combination, one run each.',
+  options: [
+    {
+      name: 'scenario',
+      value: '<names>',
+      default: 'steady',
+      does: Object.keys(SCENARIOS).join(', '),
+    },
+    { name: 'mode', value: '<names>', default: 'leased', does: 'leased or exact' },
+    { name: 'algorithm', value: '<names>', default: 'sliding-window', does: ALGORITHMS.join(', ') },
+    { name: 'isolates', value: '<counts>', default: '3000', does: 'isolates alive at once' },
+    {
+      name: 'locations',
+      value: '<n>',
+      default: 'the isolates, at most 300',
+      does: 'locations',
+    },
+    {
+      name: 'demand',
+      value: '<x>',
+      default: "1; shift's 1.1",
+      does: "demand as a multiple of the limit's rate",
+    },
+    { name: 'seconds', value: '<n>', default: '180', does: 'virtual seconds' },
+    { name: 'seed', value: '<n>', default: '1', does: 'seeds traffic and churn' },
+    { name: 'service-ms', value: '<ms>', default: '1', does: 'time one call occupies an object' },
+    {
+      name: 'queue-bound',
+      value: '<n>',
+      default: '100',
+      does: 'calls that may wait at an object before "overloaded"',
+    },
+    {
+      name: 'isolate-life',
+      value: '<s>',
+      default: '300',
+      does: 'mean isolate lifetime, 0 for no churn',
+    },
+    {
+      name: 'restart-ms',
+      value: '<ms>',
+      default: '200',
+      does: 'how long a restarting object is unavailable',
+    },
+    {
+      name: 'warmup',
+      value: '<s>',
+      default: '10',
+      does: 'seconds left out of rates, shares and percentiles',
+    },
+    {
+      name: 'fail-mode',
+      value: '<mode>',
+      default: 'open',
+      does: 'open or closed: what a request gets when no decision can be had',
+    },
+    {
+      name: 'burst',
+      value: '<s>',
+      default: 'the limit, as for a rule without "burst": 60 s for steady, 1 s for small-key',
+      does: 'token bucket and GCRA: the burst, in seconds of the rate',
+    },
+    {
+      name: 'skew',
+      value: '<ms-list>',
+      default: String(DEFAULT_WORLD.clocks.skewMs),
+      does: "each machine's clock off by up to ±ms; +ms or -ms: each exactly that far ahead or behind",
+    },
+    {
+      name: 'skew-on',
+      value: '<kinds>',
+      default: 'all',
+      does: `whose clocks are off: ${MACHINE_KINDS.join(', ')}`,
+    },
+    {
+      name: 'drift',
+      value: '<ppm>',
+      default: String(DEFAULT_WORLD.clocks.driftPpm),
+      does: 'each clock drifts by up to ±ppm',
+    },
+    {
+      name: 'edit',
+      value: '<kinds>',
+      default: DEFAULT_WORLD.edit,
+      does: `an edit of the rule while the run lasts: ${Object.entries(EDITS)
+        .map(([name, what]) => `${name} (${what})`)
+        .join('; ')}`,
+    },
+    { name: 'edit-at', value: '<s>', default: 'half the run', does: 'when the edit is made' },
+    {
+      name: 'propagation',
+      value: '<s>',
+      default: String(DEFAULT_WORLD.propagationS),
+      does: 'how long the versions before and after the edit are both in use',
+    },
+    {
+      name: 'lost-answers',
+      value: '<xs>',
+      default: String(DEFAULT_WORLD.lostAnswers),
+      does: 'share of calls whose answer is lost after they ran',
+    },
+    {
+      name: 'tiers',
+      value: '<counts>',
+      default: String(DEFAULT_WORLD.tiers),
+      does: "tiers mixed on the key, limits 1/n, 2/n, … of the rule's",
+    },
+    {
+      name: 'deploy-at',
+      value: '<s>',
+      default: 'none',
+      does: 'a deploy then: every isolate and object instance replaced',
+    },
+    {
+      name: 'ideal-world',
+      default: 'off',
+      does: 'no skew, no edit, no lost answers (what earlier runs assumed)',
+    },
+    {
+      name: 'out',
+      value: '<dir>',
+      default: 'none',
+      does: 'write a CSV and an SVG chart per run there',
+    },
+    { name: 'json', default: 'off', does: 'print one JSON object per run instead of the table' },
+    {
+      name: 'check',
+      default: 'off',
+      does: "CI's short form: short runs of each unkind condition that fail on any over-admission",
+    },
+  ],
+  notes: [
+    'The world is as unkind as the real one unless --ideal-world: each clock off, one answer in',
+    'a thousand lost, an edit of the limit at half the run (both versions in use for 60 s).',
+    'Exit status: 0, or 1 when a run admitted more than the exact limit allows, 2 for a bad option.',
+  ],
+}
 
-  --scenario <names>    ${Object.keys(SCENARIOS).join(', ')} (default steady)
-  --mode <names>        leased or exact (default leased)
-  --algorithm <names>   ${ALGORITHMS.join(', ')} (default sliding-window)
-  --isolates <counts>   isolates alive at once (default 3000)
-  --locations <n>       locations (default: the isolates, at most 300)
-  --demand <x>          demand as a multiple of the limit's rate (default 1; shift 1.1)
-  --seconds <n>         virtual seconds (default 180)
-  --seed <n>            seeds traffic and churn (default 1)
-  --service-ms <ms>     time one call occupies an object (default 1)
-  --queue-bound <n>     calls that may wait at an object before "overloaded" (default 100)
-  --isolate-life <s>    mean isolate lifetime, 0 for no churn (default 300)
-  --restart-ms <ms>     how long a restarting object is unavailable (default 200)
-  --warmup <s>          seconds left out of rates, shares and percentiles (default 10)
-  --fail-mode <mode>    open or closed: what a request gets when no decision can be had (default open)
-  --burst <s>           token bucket and GCRA: the burst, in seconds of the rate (default: the
-                        limit, as for a rule without "burst": 60 s for steady, 1 s for small-key)
-
-The world (defaults as unkind as the real one; --ideal-world for none of it):
-  --skew <ms-list>      each machine's clock off by up to ±ms (default ${DEFAULT_WORLD.clocks.skewMs});
-                        +ms or -ms: each exactly that far ahead or behind
-  --skew-on <kinds>     whose clocks are off: ${MACHINE_KINDS.join(',')} (default all)
-  --drift <ppm>         each clock drifts by up to ±ppm (default ${DEFAULT_WORLD.clocks.driftPpm})
-  --edit <kinds>        an edit of the rule while the run lasts (default ${DEFAULT_WORLD.edit}):
-${Object.entries(EDITS)
-  .map(([name, what]) => `                          ${name}: ${what}`)
-  .join('\n')}
-  --edit-at <s>         when the edit is made (default: half the run)
-  --propagation <s>     how long both versions are in use (default ${DEFAULT_WORLD.propagationS})
-  --lost-answers <xs>   share of calls whose answer is lost after they ran (default ${DEFAULT_WORLD.lostAnswers})
-  --tiers <counts>      tiers mixed on the key, limits 1/n, 2/n, … of the rule's (default 1)
-  --deploy-at <s>       a deploy then: every isolate and object instance replaced (default none)
-  --ideal-world         no skew, no edit, no lost answers (what earlier runs assumed)
-
-  --out <dir>           write a CSV and an SVG chart per run there
-  --json                print one JSON object per run instead of the table
-  --check               CI's short form: short runs of each finding that fail on any over-admission
-  --help                print this
-
-Exit status: 0, or 1 when a run admitted more than the exact limit allows, 2 for a bad flag.`
-
-/** A problem with the command line: exit 2. */
-export class UsageError extends Error {}
+export { UsageError }
 
 /** What the command line asked for. */
 export interface Command {
@@ -71,65 +172,23 @@ export interface Command {
 }
 
 /**
- * Reads the flags.
+ * Reads the options.
  *
  * @param argv - the arguments after the script name
- * @throws {UsageError} naming the flag, for an unknown flag or a bad value
+ * @throws {UsageError} naming the option, for an unknown option or a bad value
  */
 export function readCommand(argv: string[]): Command {
-  const values: Record<string, string | boolean | undefined> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`)
-    const [flag, inline] = arg.slice(2).split(/=(.*)/s) as [string, string | undefined]
-    if (SWITCHES.has(flag)) {
-      if (inline !== undefined) throw new UsageError(`--${flag} takes no value`)
-      values[flag] = true
-    } else if (VALUE_FLAGS.has(flag)) {
-      const value = inline ?? argv[++i]
-      if (value === undefined || value.startsWith('--'))
-        throw new UsageError(`--${flag} needs a value`)
-      values[flag] = value
-    } else throw new UsageError(`unknown flag --${flag}`)
-  }
+  const { values, help } = readCommandLine(SCALE, argv)
+  if (help) return { runs: [], json: false, help }
   return command(values)
 }
 
-const VALUE_FLAGS = new Set([
-  'scenario',
-  'mode',
-  'algorithm',
-  'isolates',
-  'locations',
-  'demand',
-  'seconds',
-  'seed',
-  'service-ms',
-  'queue-bound',
-  'isolate-life',
-  'restart-ms',
-  'warmup',
-  'fail-mode',
-  'burst',
-  'out',
-  'skew',
-  'skew-on',
-  'drift',
-  'edit',
-  'edit-at',
-  'propagation',
-  'lost-answers',
-  'tiers',
-  'deploy-at',
-])
-const SWITCHES = new Set(['json', 'check', 'help', 'ideal-world'])
-
-function command(values: Record<string, string | boolean | undefined>): Command {
+function command(values: Record<string, string | true | undefined>): Command {
   const text = (flag: string) => values[flag] as string | undefined
-  const help = values.help === true
   const json = values.json === true
   const out = text('out')
-  if (values.check === true) return { runs: checkRuns(), json, help, ...(out ? { out } : {}) }
+  if (values.check === true)
+    return { runs: checkRuns(), json, help: false, ...(out ? { out } : {}) }
   const scenarios = list('scenario', text('scenario') ?? 'steady', oneOf(Object.keys(SCENARIOS)))
   const modes = list('mode', text('mode') ?? 'leased', oneOf(['leased', 'exact']))
   const algorithms = list('algorithm', text('algorithm') ?? 'sliding-window', oneOf(ALGORITHMS))
@@ -175,7 +234,7 @@ function command(values: Record<string, string | boolean | undefined>): Command 
                 world,
               })
             }
-  return { runs, json, help, ...(out ? { out } : {}) }
+  return { runs, json, help: false, ...(out ? { out } : {}) }
 }
 
 /**

@@ -17,7 +17,8 @@ import { parseRulesText, type Rule, type RuleSet } from '../../src/rules'
 import { accuracyOf, chargesOf, type RuleRun } from './accuracy'
 import { comparisonChartSvg, ruleChartSvg, type ChartRun } from './chart'
 import { niceCeil } from './chart-parts'
-import { InputError, read, readOptions, USAGE, type Options } from './options'
+import { helpText, usageMessage, UsageError } from '../cli/command-line'
+import { InputError, read, readOptions, SIMULATE, type Options } from './options'
 import { generateProfile, DEFAULT_PROFILE, type Arrival } from './profile'
 import {
   compileEach,
@@ -99,11 +100,11 @@ function label(outcomes: RuleOutcomes): string {
 
 function main(argv: string[]): number {
   const started = performance.now()
-  if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') {
-    console.log(USAGE)
+  const options = readOptions(argv)
+  if (options.help) {
+    console.log(helpText(SIMULATE))
     return 0
   }
-  const options = readOptions(argv)
   const arrivals: Arrival[] = options.trace
     ? parseTrace(read(options.trace), options.trace)
     : generateProfile({
@@ -218,8 +219,8 @@ try {
   process.exitCode = main(process.argv.slice(2))
 } catch (error) {
   const known = [InputError, TraceError, RuleConfigError, KeyMappingError, MissingStatusError]
-  if (!known.some((kind) => error instanceof kind)) throw error
-  const usage = error instanceof InputError && error.showUsage
-  console.error(usage ? `${(error as Error).message}\n\n${USAGE}` : (error as Error).message)
+  if (error instanceof UsageError) console.error(usageMessage('npm run simulate --', error))
+  else if (known.some((kind) => error instanceof kind)) console.error((error as Error).message)
+  else throw error
   process.exitCode = 2
 }

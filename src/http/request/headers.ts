@@ -1,9 +1,9 @@
 /**
  * @module http/request/headers
- * Decisions to HTTP headers: legacy `X-RateLimit-*` and the IETF draft-10 `RateLimit` /
- * `RateLimit-Policy` fields. Pure.
+ * Decisions to HTTP headers: legacy `X-RateLimit-*` and the `RateLimit` / `RateLimit-Policy`
+ * fields of draft-ietf-httpapi-ratelimit-headers-11. Pure.
  */
-import { serializeItem, type BareItem } from 'structured-headers'
+import { serializeByteSequence, serializeItem, type BareItem } from 'structured-headers'
 import { advertisedQuota, type Check } from '../../rules'
 import type { RuleDecision } from '../shared/rule-decision'
 import type { HeaderMode } from '../shared/settings'
@@ -47,16 +47,17 @@ export function retryAfterSeconds(retryAfterMs: number): number {
  *
  * - Legacy: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (Unix seconds when
  *   the full quota is back) for the tightest rule.
- * - IETF draft-10: `RateLimit-Policy` (`"id";q=quota;w=window`) and `RateLimit`
- *   (`"id";r=remaining;t=seconds until reset`), one item per rule.
+ * - draft-ietf-httpapi-ratelimit-headers-11: `RateLimit-Policy` (`"id";q=quota;w=window`) and
+ *   `RateLimit` (`"id";r=remaining;t=seconds until more than r is available`), one item per
+ *   rule. At `r=0`, `t` is the rule's `Retry-After`. `RateLimit` items carry `pk`, the partition
+ *   key (the key's values), where the rule shows its keys; `RateLimit-Policy` does not, so that
+ *   it stays the same on every response, as the draft asks of it.
  *
  * @param decisions - the enforced decisions for the request
- * @param nowMs - the current time, for the relative `t`
  * @param mode - which families to emit
  */
 export function rateLimitHeaders(
   decisions: readonly RuleDecision[],
-  nowMs: number,
   mode: HeaderMode
 ): HeaderEntry[] {
   const headers: HeaderEntry[] = []
@@ -70,40 +71,57 @@ export function rateLimitHeaders(
     )
   }
   if (mode === 'ietf' || mode === 'both') {
-    const policies = decisions.map(({ check }) => policyItem(check)).join(', ')
-    const limits = decisions
-      .map(({ check, decision }) => {
-        const t = Math.max(0, Math.ceil((decision.resetAtMs - nowMs) / 1000))
-        return limitItem(check.rule.id, decision.remaining, t)
-      })
-      .join(', ')
-    headers.push(['RateLimit-Policy', policies], ['RateLimit', limits])
+    const policies = decisions.map(({ check }) => policyItem(check))
+    const limits = decisions.map(({ check, decision }) => limitItem(check, decision))
+    headers.push(['RateLimit-Policy', policies.join(', ')], ['RateLimit', limits.join(', ')])
   }
   return headers
 }
 
+/**
+ * A rule's `t`: whole seconds until more than `remaining` units are available, rounded as
+ * `Retry-After` is; for a denial whose key's object did not say (a leased rule's, one the
+ * isolate repeats), the wait it gave. `undefined` when no more will come, or it is not known.
+ */
+function secondsUntilMore(decision: RuleDecision['decision']): number | undefined {
+  const ms = decision.moreInMs ?? (decision.allowed ? undefined : decision.retryAfterMs)
+  return ms === undefined ? undefined : retryAfterSeconds(ms)
+}
+
 const ruleTokens = new Map<string, string>()
+const utf8 = new TextEncoder()
 
 /**
- * A rule's `RateLimit` list member, e.g. `"api";r=42;t=30`. The rule id is serialised once;
- * the two parameters are sf-integers, written as such (the library's own output for them).
+ * A rule's `RateLimit` list member, e.g. `"api";r=42;t=30;pk=:MjAzLjAuMTEzLjc=:`. The rule id
+ * is serialised once; `r` and `t` are sf-integers, written as such (the library's own output
+ * for them).
  */
-function limitItem(ruleId: string, remaining: number, t: number): string {
-  if (!isSfInteger(remaining) || !isSfInteger(t))
-    return serializeItem([
-      ruleId,
-      new Map([
-        ['r', remaining],
-        ['t', t],
-      ]),
-    ])
-  let token = ruleTokens.get(ruleId)
-  if (token === undefined) {
-    token = serializeItem(ruleId)
-    // Rule ids are few; the bound only guards against an unbounded document.
-    if (ruleTokens.size < 10_000) ruleTokens.set(ruleId, token)
+function limitItem(check: Check, decision: RuleDecision['decision']): string {
+  const remaining = decision.remaining
+  const t = secondsUntilMore(decision)
+  if (!isSfInteger(remaining) || (t !== undefined && !isSfInteger(t))) {
+    const params = new Map<string, BareItem>([['r', remaining]])
+    if (t !== undefined) params.set('t', t)
+    return serializeItem([check.rule.id, params]) + partitionParam(check)
   }
-  return `${token};r=${remaining};t=${t}`
+  let token = ruleTokens.get(check.rule.id)
+  if (token === undefined) {
+    token = serializeItem(check.rule.id)
+    // Rule ids are few; the bound only guards against an unbounded document.
+    if (ruleTokens.size < 10_000) ruleTokens.set(check.rule.id, token)
+  }
+  return `${token};r=${remaining}${t === undefined ? '' : `;t=${t}`}${partitionParam(check)}`
+}
+
+/**
+ * `;pk=:…:`, the partition key: the values the rule keys the request on (what follows the rule
+ * id in the limit key, percent-encoded), as a Byte Sequence. Only for a rule that shows its keys
+ * (`showKeys`, by default not for keys from headers, query parameters or claims, which may be
+ * credentials), and keys on something.
+ */
+function partitionParam({ rule, key }: Check): string {
+  if (!rule.showKeys || key.length <= rule.id.length + 1) return ''
+  return `;pk=${serializeByteSequence(utf8.encode(key.slice(rule.id.length + 1)))}`
 }
 
 /** RFC 8941 §3.3.1: an integer of at most 15 digits. */

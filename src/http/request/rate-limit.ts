@@ -185,7 +185,7 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     const headersFor = (items: readonly RuleDecision[]) => {
       const visible = items.filter(({ check }) => !check.inFlight)
       const shown = ruleSet.shadowHeaders ? visible : visible.filter(({ check }) => !check.shadow)
-      const headers = rateLimitHeaders(shown, Date.now(), headerMode)
+      const headers = rateLimitHeaders(shown, headerMode)
       if (unenforced.length > 0) headers.push([UNENFORCED_HEADER, unenforced.join(', ')])
       return headers
     }

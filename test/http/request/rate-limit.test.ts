@@ -32,7 +32,9 @@ describe('the Worker with its bundled rules', () => {
         expect(last.headers.get('X-RateLimit-Remaining')).toBe('9')
         expect(last.headers.get('X-RateLimit-Reset')).toBe(String(resetS))
         expect(last.headers.get('RateLimit-Policy')).toBe('"api-per-ip";q=10;w=60')
-        expect(last.headers.get('RateLimit')).toMatch(/^"api-per-ip";r=9;t=\d+$/)
+        // pk, the partition key: the address the rule keys on, as bytes (base64).
+        const pk = `pk=:${btoa('198.51.100.1')}:`
+        expect(last.headers.get('RateLimit')).toMatch(new RegExp(`^"api-per-ip";r=9;t=\\d+;${pk}$`))
         expect(last.headers.get('x-demo-origin')).toBe('1')
       }
     }
@@ -43,6 +45,11 @@ describe('the Worker with its bundled rules', () => {
     const retryAfter = Number(denied.headers.get('Retry-After'))
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(denied.headers.get('X-RateLimit-Retry-After')).toBe(String(retryAfter))
+    // draft-11: t is when more quota comes, which at r=0 is the Retry-After.
+    expect(parseRateLimit(denied.headers.get('RateLimit'))['api-per-ip']).toEqual({
+      r: 0,
+      t: retryAfter,
+    })
     expect(denied.headers.get('X-RateLimit-Remaining')).toBe('0')
     expect(await denied.json()).toEqual({
       type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
@@ -68,6 +75,10 @@ describe('the Worker with its bundled rules', () => {
     })
     expect(response.headers.get('RateLimit-Policy')).toBe(
       '"api-per-ip";q=10;w=60, "api-key-burst";q=20;w=2'
+    )
+    // The key on x-api-key is not shown (it may be a credential): no pk for it.
+    expect(response.headers.get('RateLimit')).toMatch(
+      new RegExp(`^"api-per-ip";r=9;t=\\d+;pk=:${btoa('198.51.100.3')}:, "api-key-burst";r=19;t=1$`)
     )
     expect(Object.keys(parseRateLimit(response.headers.get('RateLimit')))).toEqual([
       'api-per-ip',
@@ -302,7 +313,7 @@ describe('requests and responses the limiter must not take at face value', () =>
     expect((await send('/x?api_key=REAL', { ip: '203.0.113.100' })).status).toBe(200)
   })
 
-  it("keeps its own legacy headers and adds its draft-10 items to an origin's", async () => {
+  it("keeps its own legacy headers and adds its draft-11 items to an origin's", async () => {
     const app = new Hono<{ Bindings: RateLimitBindings }>()
     app.use(
       rateLimit({

@@ -221,8 +221,8 @@ describe('the command line', () => {
   })
 
   it.each([
-    [['--isolate', '5'], 'unknown flag --isolate'],
-    [['--seconds'], '--seconds needs a value'],
+    [['--isolate', '5'], 'unknown option --isolate'],
+    [['--seconds'], '--seconds needs a value <n>'],
     [['--seconds', 'ten'], '--seconds must be a whole number from 1 to 3600, not "ten"'],
     [['--mode', 'exactly'], '--mode must be one of leased, exact, not "exactly"'],
     [['--demand', '-1'], '--demand must be a number from 0.001 to 100, not "-1"'],
