@@ -321,6 +321,7 @@ export class LeaseBook {
       decision,
       local: waited ? undefined : true,
       decidedAtMs: waited ? taken.decidedAtMs : undefined,
+      chargedAtMs: taken.lot?.chargedAtMs,
     }
   }
 
@@ -357,11 +358,14 @@ export class LeaseBook {
       const lease = this.#touch(to, ref, nowMs)
       const now = this.#takeNow(lease, min, max, nowMs)
       if (now) return waited ? { ...now, waited } : now
-      // Units held that this clock may spend once it is surely in their span: wait for them.
-      const dueMs = min > 0 ? soonDueMs(lease, nowMs, min) : undefined
+      // Units held that this clock may spend once it is surely in their span: wait for them,
+      // if they cover this request after those already waiting.
+      const dueMs = min > 0 ? soonDueMs(lease, nowMs, min + lease.waiting) : undefined
       if (dueMs !== undefined && dueMs < deadlineMs) {
         waited = true
+        lease.waiting += min
         await delay(dueMs - nowMs)
+        lease.waiting -= min
         continue
       }
       const held = this.#held(lease, nowMs)
