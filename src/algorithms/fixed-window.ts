@@ -38,6 +38,8 @@ function advance(
 
 /** The fixed window counter. */
 export const fixedWindow: Algorithm<FixedWindowPolicy, FixedWindowState> = {
+  pendingUnits: (state, policy, nowMs) => advance(state, policy.periodMs, nowMs).next ?? 0,
+
   charge(state, policy, nowMs, cost, hold) {
     const current = advance(state, policy.periodMs, nowMs)
     const ahead = hold?.ahead === true

@@ -93,6 +93,19 @@ export function withMoreIn(
 }
 
 /**
+ * Units charged for later that a charge now does not count yet (`Algorithm.pendingUnits`): 0
+ * for an algorithm that charges none.
+ *
+ * @param key - a key state
+ * @param policy - the policy it was computed under
+ * @param nowMs - the time
+ */
+export function pendingUnitsOf(key: KeyState, policy: Policy, nowMs: number): number {
+  const { state } = key
+  return state === undefined ? 0 : (algorithmOf(policy).pendingUnits?.(state, policy, nowMs) ?? 0)
+}
+
+/**
  * When a stored key state may be deleted (Unix ms).
  *
  * @param key - a key state `chargeKey` returned for this policy

@@ -7,10 +7,10 @@
  * (the stricter binds), and a version whose family has no state yet starts from what the
  * others counted: an edit never sets a key's count back to zero. Pure.
  */
-import { chargeKey, keyStateExpiresAtMs } from './index'
+import { chargeKey, keyStateExpiresAtMs, pendingUnitsOf } from './index'
 import type { KeyState } from './penalty'
 import { isLeasable, isWindowed, MAX_LEASE_MS, windowOf } from './reserve'
-import type { Hold, Outcome, Policy } from './types'
+import type { Outcome, Policy } from './types'
 import type { Decision } from '../types'
 
 /**
@@ -134,10 +134,13 @@ function carriedUnits(
   const old = from.policy
   // A record of an earlier version names no policy: nothing can be read of its count.
   if (!old) return undefined
-  const used = (hold?: Hold) =>
-    Math.max(0, capacityOf(old) - chargeKey(from.state, old, nowMs, 0, hold).decision.remaining)
+  const used = Math.max(
+    0,
+    capacityOf(old) - chargeKey(from.state, old, nowMs, 0).decision.remaining
+  )
   const held = leased && isLeasable(old)
-  const units = used() + (held && isWindowed(old) ? used(AHEAD) : 0)
+  // What lessees may still spend of units charged for later: the next window, later in this one.
+  const units = used + (held ? pendingUnitsOf(from.state, old, nowMs) : 0)
   const room = Math.max(0, chargeKey(undefined, to, nowMs, 0).decision.remaining)
   const now = Math.min(units, room)
   if (now <= 0) return undefined

@@ -72,7 +72,11 @@ export function reserveUnderVersions(
     ? Math.min(ask.units, room)
     : ask.minUnits
   const reserved = reserveKey(current, policy, nowMs, { units: now, minUnits: ask.minUnits })
-  if (reserved.granted === 0) return { reserved, others: others.map(({ state }) => state) }
+  if (reserved.granted === 0)
+    return {
+      reserved: { ...reserved, scarce: reserved.scarce || now < ask.units },
+      others: others.map(({ state }) => state),
+    }
   let validUntilMs = reserved.validUntilMs
   for (const { policy: other } of others)
     if (isLeasable(other)) validUntilMs = Math.min(validUntilMs, leaseEndMs(other, nowMs))
@@ -82,5 +86,8 @@ export function reserveUnderVersions(
       isLeasable(other) && !isWindowed(other) ? { untilMs: validUntilMs } : undefined
     return chargeKey(state, other, nowMs, reserved.granted, hold).state ?? state
   })
-  return { reserved: { ...reserved, validUntilMs }, others: charged }
+  // Granted less than asked because another version has less room: the key is short, and its
+  // lessees deny rather than queue for room that comes in at the rate.
+  const scarce = reserved.scarce || now < ask.units
+  return { reserved: { ...reserved, validUntilMs, scarce }, others: charged }
 }

@@ -195,6 +195,11 @@ function allowedAtMs(state: SlidingWindowState, policy: SlidingWindowPolicy, cos
 
 /** The sliding-window counter. */
 export const slidingWindow: Algorithm<SlidingWindowPolicy, SlidingWindowState> = {
+  pendingUnits(state, policy, nowMs) {
+    const current = advance(state, policy.periodMs, nowMs)
+    return aheadOf(current) + countOf(current) - current.current
+  },
+
   charge(state, policy, nowMs, cost, hold) {
     const current = advance(state, policy.periodMs, nowMs)
     // A clock that moved backwards is read as "no time has passed".

@@ -161,6 +161,11 @@ export interface Algorithm<P extends Policy, S> {
    * in when the hold is gone.
    */
   spent?(state: S, policy: P, nowMs: number, units: number, lot: LotSpan): S
+  /**
+   * Window algorithms: units charged for later (the next window, a later time in this one, as
+   * leased quotas charge them) that a charge now does not count yet.
+   */
+  pendingUnits?(state: S, policy: P, nowMs: number): number
 }
 
 /** When a lot of reserved units may be spent: from its window's start (or its grant) until. */

@@ -40,5 +40,12 @@ export type KeyRef = Pick<ChargeCall, 'rule' | 'key'>
  * record that none could be had and the key failed open.
  */
 export type ChargeResult =
-  | { enforced: true; decision: Decision; local?: true; decidedAtMs?: number }
+  | {
+      enforced: true
+      decision: Decision
+      local?: true
+      decidedAtMs?: number
+      /** Leased: when the key's root charged the units spent (its clock). */
+      chargedAtMs?: number
+    }
   | { enforced: false; reason: UnavailableReason }

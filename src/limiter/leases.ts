@@ -321,6 +321,7 @@ export class LeaseBook {
       decision,
       local: waited ? undefined : true,
       decidedAtMs: waited ? taken.decidedAtMs : undefined,
+      chargedAtMs: taken.lot?.chargedAtMs,
     }
   }
 
@@ -352,16 +353,27 @@ export class LeaseBook {
     let waited = false
     let sendAt = sendAtMs
     let toldWhenOpen = false
+    let first: BookLease | undefined
     for (;;) {
       const nowMs = this.#now()
+      // A lessee running one version at a time replaced this policy's lease while the request
+      // waited (an edit reached it): the request, of the version before, is denied for now.
+      // Touched again, the lease would replace the new version's, whose next request replaces
+      // it back: a lease made and handed back each round trip while the request lasts.
+      if (first && this.#leases.get(ref) !== first)
+        return { granted: 0, decision: quietDecision(first, nowMs), waited }
       const lease = this.#touch(to, ref, nowMs)
+      first ??= lease
       const now = this.#takeNow(lease, min, max, nowMs)
       if (now) return waited ? { ...now, waited } : now
-      // Units held that this clock may spend once it is surely in their span: wait for them.
-      const dueMs = min > 0 ? soonDueMs(lease, nowMs, min) : undefined
+      // Units held that this clock may spend once it is surely in their span: wait for them,
+      // if they cover this request after those already waiting.
+      const dueMs = min > 0 ? soonDueMs(lease, nowMs, min + lease.waiting) : undefined
       if (dueMs !== undefined && dueMs < deadlineMs) {
         waited = true
+        lease.waiting += min
         await delay(dueMs - nowMs)
+        lease.waiting -= min
         continue
       }
       const held = this.#held(lease, nowMs)

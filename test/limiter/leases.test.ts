@@ -265,6 +265,54 @@ describe('leased quotas', () => {
     expect(refunds).toEqual(oneVersion ? [{ policy: free, units: 8 }] : [])
   })
 
+  it('a request of the version before an edit, waiting when the edit reaches the isolate, is denied and leaves the new lease be', async () => {
+    const asked: number[] = []
+    const refunds: number[] = []
+    let answerFirst: () => void = () => undefined
+    const reservation = {
+      granted: 10,
+      decision: { allowed: true, limit: 1, remaining: 0, resetAtMs: 0, retryAfterMs: 0 },
+      chargedAtMs: 0,
+      validUntilMs: 5_000,
+      epoch: 'e',
+      horizonMs: 250,
+      scarce: false,
+    }
+    const upstream: Upstream = {
+      timeoutMs: 1_000,
+      reserve: (_lease, policy) => {
+        asked.push(policy.limit)
+        // The first ask (the version before) is answered only once the edit has reached us.
+        return asked.length === 1
+          ? new Promise((resolve) => (answerFirst = () => resolve(reservation)))
+          : Promise.resolve(reservation)
+      },
+      refund: (_lease, policy) => {
+        refunds.push(policy.limit)
+        return Promise.resolve()
+      },
+    }
+    const book = new LeaseBook({
+      now: () => 0,
+      stats: new ClientStats(0),
+      keepAlive: () => undefined,
+    })
+    const before = hourly('sliding-window', 100)
+    const after = { ...before, limit: 90 }
+    const take = (policy: LeasablePolicy) =>
+      book.take(upstream, { ruleId: 'edited', key: 'k', policy }, 1, 1)
+    const waiting = take(before)
+    expect((await take(after)).granted).toBe(1)
+    answerFirst()
+    expect((await waiting).granted).toBe(0)
+    await book.settled()
+    // Touched again, the lease before would have replaced the new one (handed back, asked again).
+    expect(asked).toEqual([100, 90])
+    expect(refunds).not.toContain(90)
+    expect((await take(after)).granted).toBe(1)
+    expect(asked).toEqual([100, 90])
+  })
+
   it('leases a key of under 100 units a second straight from its root, one of more through its location', async () => {
     startOfHour()
     const sublease = vi.spyOn(RateLimiterObject.prototype, 'sublease')

@@ -20,6 +20,11 @@ import { oracleFor, type Oracle } from './oracle'
 /** A rule version's policy per tier, the lowest limit first. */
 type Version = readonly LeasablePolicy[]
 
+/** Whether two policies count in one state (an edit of the limit or burst alone). */
+function sameFamily(a: LeasablePolicy, b: LeasablePolicy): boolean {
+  return a.algorithm === b.algorithm && a.periodMs === b.periodMs
+}
+
 /** When a run's edit takes effect: set as the run learns it. */
 export interface EditTimes {
   /** The first request under the version after (Infinity until one comes). */
@@ -34,6 +39,8 @@ export class Bounds {
   readonly #after: Oracle[] | undefined
   readonly #edit: EditTimes
   readonly #shared: boolean
+  /** The versions' policies: before, after. */
+  readonly #versions: [Version, Version]
   #startedMs: number | undefined
 
   /**
@@ -50,6 +57,7 @@ export class Bounds {
   ) {
     this.#before = before.map(oracleFor)
     this.#after = after?.map(oracleFor)
+    this.#versions = [before, after ?? before]
     this.#edit = edit
     this.#shared = shared
   }
@@ -85,15 +93,32 @@ export class Bounds {
    * @param atMs - when
    * @param cost - its units
    * @param tier - its tier
+   * @param before - its units were charged before the version after was in use
    */
-  admitEach(atMs: number, cost: number, tier: number): boolean {
+  admitEach(atMs: number, cost: number, tier: number, before = false): boolean {
     const { fit, charge } = this.#holding(atMs, tier)
     let all = true
     for (const oracle of charge) {
+      // Units charged before the edit took effect count under the version after without being
+      // held to it: they were the version before's to give.
+      if (before && !this.#before.includes(oracle)) {
+        oracle.force(atMs, cost)
+        continue
+      }
       const fitted = oracle.admit(atMs, cost)
       if (fit.includes(oracle)) all &&= fitted
     }
     return all
+  }
+
+  /**
+   * Whether units the root charged at `chargedAtMs` (its clock) were charged before the
+   * version after was in use.
+   *
+   * @param chargedAtMs - when the root charged them
+   */
+  chargedBefore(chargedAtMs: number): boolean {
+    return this.#after !== undefined && chargedAtMs < this.#edit.firstMs
   }
 
   /**
@@ -127,11 +152,19 @@ export class Bounds {
     return { fit: versions.map((oracles) => oracles[tier]!), charge: versions.flat() }
   }
 
-  /** The version after begins with what the version before counted then. */
+  /**
+   * The version after begins with what the version before counted then: as it is (a limit or
+   * burst edited, the same algorithm and period), else all of it at once.
+   */
   #start(atMs: number): void {
     this.#startedMs = atMs
-    this.#after?.forEach((oracle, k) => {
+    const after = this.#after!
+    after.forEach((oracle, k) => {
       const before = this.#before[k]!
+      if (sameFamily(this.#versions[0][k]!, this.#versions[1][k]!)) {
+        after[k] = before.continued(this.#versions[1][k]!, atMs)
+        return
+      }
       const used = before.capacity - before.room(atMs)
       if (used > 0) oracle.force(atMs, Math.min(used, oracle.capacity))
     })

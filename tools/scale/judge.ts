@@ -76,11 +76,15 @@ export class Judge {
     if (this.#ideal.admit(atMs, cost, tier)) this.idealPerSecond[this.#second(atMs)]! += 1
   }
 
-  /** A request was let through, decided at `atMs`. */
-  admitted(atMs: number, cost: number, tier = 0): void {
+  /**
+   * A request was let through, decided at `atMs`; with units the root charged at `chargedAtMs`,
+   * if leased. Units charged before a rule's edit took effect keep to the version then in force.
+   */
+  admitted(atMs: number, cost: number, tier = 0, chargedAtMs?: number): void {
     const ms = this.#slot(atMs)
-    if (cost === 1) this.#admittedOnes[tier]![ms]!++
-    else this.#othersAt(ms).admitted.push({ cost, tier })
+    const before = chargedAtMs !== undefined && this.#oracle.chargedBefore(chargedAtMs)
+    if (cost === 1 && !before) this.#admittedOnes[tier]![ms]!++
+    else this.#othersAt(ms).admitted.push({ cost, tier, before })
   }
 
   /** A request was refused, decided at `atMs`. */
@@ -116,7 +120,8 @@ export class Judge {
       for (let i = 0; i < n; i++) this.#admit(atMs, second, 1, tier)
       admitted += n
     })
-    for (const { cost, tier } of other?.admitted ?? []) this.#admit(atMs, second, cost, tier)
+    for (const { cost, tier, before } of other?.admitted ?? [])
+      this.#admit(atMs, second, cost, tier, before)
     admitted += other?.admitted.length ?? 0
     this.admittedPerSecond[second]! += admitted
     this.admittedPerTick[Math.floor(ms / 100)]! += admitted
@@ -134,11 +139,11 @@ export class Judge {
     this.#others.delete(ms)
   }
 
-  #admit(atMs: number, second: number, cost: number, tier: number): void {
-    this.#shadow.admitEach(atMs, cost, tier)
+  #admit(atMs: number, second: number, cost: number, tier: number, before = false): void {
+    this.#shadow.admitEach(atMs, cost, tier, before)
     // Not charged where it does not fit: the bound's state stays the exact algorithm's, so the
     // count is the excess itself.
-    if (!this.#oracle.admitEach(atMs, cost, tier)) {
+    if (!this.#oracle.admitEach(atMs, cost, tier, before)) {
       this.overAdmitted++
       this.overAdmittedPerSecond[second]!++
     }
@@ -164,8 +169,9 @@ export class Judge {
   }
 }
 
-/** A request of a cost other than 1. */
+/** A request of a cost other than 1, or one whose units were charged before an edit. */
 interface Cost {
   cost: number
   tier: number
+  before?: boolean
 }

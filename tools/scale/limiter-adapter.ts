@@ -88,6 +88,8 @@ export interface Verdict {
    */
   decidedAtMs?: number | undefined
   onRootClock?: boolean
+  /** Leased: when the key's root charged the units the request spent (the root's clock). */
+  chargedAtMs?: number | undefined
 }
 
 /** One isolate's limiter client. */
@@ -192,6 +194,7 @@ function verdictOf(result: ChargeResult): Verdict {
     decidedAtMs: result.decidedAtMs ?? servedAtMs(result.decision),
   }
   if (result.decidedAtMs !== undefined) verdict.onRootClock = true
+  if (result.chargedAtMs !== undefined) verdict.chargedAtMs = result.chargedAtMs
   return verdict
 }
 

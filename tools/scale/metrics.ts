@@ -48,6 +48,7 @@ export class Metrics implements ServerObserver {
   readonly #seconds: number
   readonly #root: string
   readonly #rootClock: MachineClock
+  #rootHeard: ((args: readonly unknown[] | undefined, atMs: number) => void) | undefined
   readonly #demand: Int32Array
   readonly #decided: Int32Array
   readonly #local: Int32Array
@@ -120,7 +121,7 @@ export class Metrics implements ServerObserver {
     const atMs = verdict.onRootClock
       ? verdict.decidedAtMs!
       : this.#rootClock.read(verdict.decidedAtMs ?? nowMs)
-    if (verdict.allowed) this.judge.admitted(atMs, cost, tier)
+    if (verdict.allowed) this.judge.admitted(atMs, cost, tier, verdict.chargedAtMs)
     else this.judge.denied(atMs, cost, tier)
   }
 
@@ -145,12 +146,24 @@ export class Metrics implements ServerObserver {
     if (name === this.#root) this.#rootCalls[second]!++
   }
 
+  /**
+   * Tells `hear` of each call the key's root object runs, with its arguments: when the root
+   * first hears of an edited rule.
+   *
+   * @param hear - told each call's arguments and its time (true time)
+   */
+  onRootCall(hear: (args: readonly unknown[] | undefined, atMs: number) => void): void {
+    this.#rootHeard = hear
+  }
+
   overloaded(name: string, atMs: number): void {
     if (name === this.#root) this.#overloaded[this.#second(atMs)]!++
   }
 
-  started(name: string, waitMs: number, atMs: number): void {
-    if (name === this.#root) this.#wait.add(waitMs, this.#second(atMs))
+  started(name: string, waitMs: number, atMs: number, args?: readonly unknown[]): void {
+    if (name !== this.#root) return
+    this.#wait.add(waitMs, this.#second(atMs))
+    this.#rootHeard?.(args, atMs)
   }
 
   /**

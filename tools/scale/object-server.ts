@@ -40,8 +40,8 @@ export interface ServerObserver {
   arrived(name: string, atMs: number): void
   /** A call was answered "overloaded". */
   overloaded(name: string, atMs: number): void
-  /** A call started after waiting `waitMs` in the queue. */
-  started(name: string, waitMs: number, atMs: number): void
+  /** A call started after waiting `waitMs` in the queue, with its arguments. */
+  started(name: string, waitMs: number, atMs: number, args?: readonly unknown[]): void
 }
 
 interface Call {
@@ -212,7 +212,7 @@ export class ObjectServer<T extends object> {
       return
     }
     this.#waiting--
-    if (!call.internal) this.observer.started(this.name, nowMs - call.arrivedAtMs, nowMs)
+    if (!call.internal) this.observer.started(this.name, nowMs - call.arrivedAtMs, nowMs, call.args)
     call.state = 'running'
     let out: unknown
     try {

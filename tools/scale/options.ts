@@ -329,6 +329,30 @@ function checkRuns(): RunOptions[] {
       isolates: 10,
       locations: 10,
     },
+    // One short run per way the world is unkind (each over-admitted or thrashed before).
+    ...findingRuns({ ...common, scenario: 'steady', isolates: 10, locations: 10, seconds: 30 }),
+  ]
+}
+
+/** A rule edit of each kind, tiers mixed on the key, clocks a second off, lost answers, a deploy. */
+function findingRuns(base: Omit<RunOptions, 'demand'>): RunOptions[] {
+  const world = (change: Partial<SimWorld>): SimWorld => ({
+    ...DEFAULT_WORLD,
+    editAtS: 12,
+    propagationS: 10,
+    ...change,
+  })
+  const second = (skewMs: number): SimWorld =>
+    world({ clocks: { skewMs, fixed: true, driftPpm: 0, skewOn: ['location'] } })
+  return [
+    // At 3× the rate a minute's limit binds from 20 s: while the versions overlap, and after.
+    { ...base, demand: 3, world: world({ edit: 'period' }) },
+    { ...base, demand: 3, algorithm: 'fixed-window', world: world({ edit: 'algorithm' }) },
+    { ...base, demand: 0.5, world: world({ tiers: 2, edit: 'tier' }) },
+    { ...base, demand: 3, algorithm: 'fixed-window', world: second(1000) },
+    { ...base, demand: 3, algorithm: 'gcra', burstS: 5, world: second(-1000) },
+    { ...base, demand: 3, world: world({ lostAnswers: 0.05, edit: 'none' }) },
+    { ...base, demand: 3, world: world({ deployAtS: 22 }) },
   ]
 }
 

@@ -30,6 +30,11 @@ export interface Oracle {
   force(atMs: number, cost: number): void
   /** The most units it holds: a window's limit, a bucket's burst. */
   readonly capacity: number
+  /**
+   * An oracle of another limit of the same algorithm and period (an edited limit or burst) that
+   * has seen what this one has: its count, its tokens.
+   */
+  continued(policy: LeasablePolicy, atMs: number): Oracle
 }
 
 /**
@@ -50,10 +55,12 @@ export function oracleFor(policy: LeasablePolicy): Oracle {
   }
 }
 
-function slidingWindow(limit: number, periodMs: number): Oracle {
-  let start = Number.NEGATIVE_INFINITY
-  let previous = 0
-  let current = 0
+function slidingWindow(
+  limit: number,
+  periodMs: number,
+  seen = { start: Number.NEGATIVE_INFINITY, previous: 0, current: 0 }
+): Oracle {
+  let { start, previous, current } = seen
   const roll = (atMs: number) => {
     const window = Math.floor(atMs / periodMs) * periodMs
     if (window === start) return
@@ -79,12 +86,16 @@ function slidingWindow(limit: number, periodMs: number): Oracle {
       roll(atMs)
       current += cost
     },
+    continued: (policy) => slidingWindow(policy.limit, periodMs, { start, previous, current }),
   }
 }
 
-function fixedWindow(limit: number, periodMs: number): Oracle {
-  let start = Number.NEGATIVE_INFINITY
-  let count = 0
+function fixedWindow(
+  limit: number,
+  periodMs: number,
+  seen = { start: Number.NEGATIVE_INFINITY, count: 0 }
+): Oracle {
+  let { start, count } = seen
   const fits = (atMs: number, cost: number) => {
     const window = Math.floor(atMs / periodMs) * periodMs
     if (window !== start) [start, count] = [window, 0]
@@ -103,12 +114,16 @@ function fixedWindow(limit: number, periodMs: number): Oracle {
       fits(atMs, 0)
       count += cost
     },
+    continued: (policy) => fixedWindow(policy.limit, periodMs, { start, count }),
   }
 }
 
-function tokenBucket(perMs: number, burst: number): Oracle {
-  let tokens = burst
-  let lastMs: number | undefined
+function tokenBucket(
+  perMs: number,
+  burst: number,
+  seen: { tokens: number; lastMs: number | undefined } = { tokens: burst, lastMs: undefined }
+): Oracle {
+  let { tokens, lastMs } = seen
   const fits = (atMs: number, cost: number) => {
     if (lastMs !== undefined) tokens = Math.min(burst, tokens + (atMs - lastMs) * perMs)
     lastMs = atMs
@@ -127,11 +142,22 @@ function tokenBucket(perMs: number, burst: number): Oracle {
       fits(atMs, 0)
       tokens -= cost
     },
+    continued(policy) {
+      const next = 'burst' in policy ? policy.burst : policy.limit
+      return tokenBucket(policy.limit / policy.periodMs, next, {
+        tokens: Math.min(next, tokens),
+        lastMs,
+      })
+    },
   }
 }
 
-function gcra(intervalMs: number, burst: number): Oracle {
-  let tatMs = Number.NEGATIVE_INFINITY
+function gcra(
+  intervalMs: number,
+  burst: number,
+  seen = { tatMs: Number.NEGATIVE_INFINITY }
+): Oracle {
+  let { tatMs } = seen
   const next = (atMs: number, cost: number) => Math.max(tatMs, atMs) + cost * intervalMs
   const fits = (atMs: number, cost: number) =>
     next(atMs, cost) - atMs <= burst * intervalMs * (1 + SLACK)
@@ -147,6 +173,14 @@ function gcra(intervalMs: number, burst: number): Oracle {
     },
     force(atMs, cost) {
       tatMs = next(atMs, cost)
+    },
+    // Its backlog in units, at the new rate.
+    continued(policy, atMs) {
+      const interval = policy.periodMs / policy.limit
+      const backlogMs = Math.max(0, tatMs - atMs)
+      return gcra(interval, 'burst' in policy ? policy.burst : policy.limit, {
+        tatMs: atMs + (backlogMs * interval) / intervalMs,
+      })
     },
   }
 }

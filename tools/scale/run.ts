@@ -5,6 +5,8 @@
  * virtual time ({@link VirtualClock}), deterministic by seed. Runs under Node (the CLI) and in
  * workerd (the tests) alike.
  */
+import { samePolicy } from '../../src/algorithms/key-record'
+import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { Bounds } from './bounds'
 import { Clocks } from './clocks'
 import { Fleet } from './fleet'
@@ -87,7 +89,7 @@ export async function runScale(
   const clock = new VirtualClock(START_MS)
   const clocks = new Clocks(sim.clocks, options.seed, START_MS)
   const rootClock = clocks.ofObject(root)
-  // The version after binds from the first request under it (the root's clock).
+  // The version after binds from when the key's root hears of it (the root's clock).
   const edit = {
     firstMs: Number.POSITIVE_INFINITY,
     overlapEndMs: rootClock.read(START_MS + editAtMs + propagationMs),
@@ -102,6 +104,17 @@ export async function runScale(
     durationMs + TAIL_MS,
     { name: root, clock: rootClock }
   )
+  // Two versions are in use from when the key's root hears of the version after (a call
+  // under one of its policies): what it grants from then on is held to both.
+  if (after)
+    metrics.onRootCall((args, atMs) => {
+      if (edit.firstMs !== Number.POSITIVE_INFINITY) return
+      const policy = args?.find(
+        (arg) => typeof arg === 'object' && arg !== null && 'algorithm' in arg
+      )
+      if (policy && after.some((each) => samePolicy(each, policy as LeasablePolicy)))
+        edit.firstMs = rootClock.read(atMs)
+    })
   const lost = stream(options.seed, 'lost answers')
   const clockOf = (name: string) => clocks.ofObject(name)
   const namespace = new SimNamespace(
@@ -163,12 +176,7 @@ export async function runScale(
         // The version this isolate runs: the rule's, then the edited one from its own moment.
         const switchAtMs = START_MS + propagation.switchAtMs()
         const client: SeatClient = {
-          decide(tier) {
-            if (clock.nowMs < switchAtMs) return limiter.decide(requests[0]![tier]!)
-            if (edit.firstMs === Number.POSITIVE_INFINITY)
-              edit.firstMs = rootClock.read(clock.nowMs)
-            return limiter.decide(requests[1]![tier]!)
-          },
+          decide: (tier) => limiter.decide(requests[clock.nowMs < switchAtMs ? 0 : 1]![tier]!),
         }
         if (clock.nowMs < START_MS + options.warmupS * 1000) return client
         // One round trip to the object it calls first (its location's, or the key's root): there,

@@ -50,7 +50,11 @@ export function findLimit(
       shadow: false,
       quota: false,
       algorithm: 'fixed-window',
-      policy: envoyPolicy('fixed-window', requestsPerUnit, unit),
+      // Named as a tier: a request's limit is one of its key's policies, not a rule version.
+      policy: {
+        ...envoyPolicy('fixed-window', requestsPerUnit, unit),
+        tier: `override:${requestsPerUnit}`,
+      },
     }
     return { limit, sharedValues: new Map() }
   }

@@ -101,8 +101,10 @@ describe('blocked keys answered in the isolate, through HTTP', () => {
     ruleSet = parseRules(doc(1), 'test')
     expect((await send('/d', { ip: '192.0.2.40' })).status).toBe(429)
     expect(calls()).toBe(start)
+    // The rule edited (a limit of 2): its object is asked again. The version before, in use
+    // until a moment ago, still binds (the stricter of two versions in use).
     ruleSet = parseRules(doc(2), 'test')
-    expect((await send('/d', { ip: '192.0.2.40' })).status).toBe(200)
+    expect((await send('/d', { ip: '192.0.2.40' })).status).toBe(429)
     expect(calls()).toBe(start + 1)
   })
 
