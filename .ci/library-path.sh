@@ -8,7 +8,7 @@
 #     tools/docs/library-path.ts): files written into the project, commands run in the clone or
 #     the project, `start` run in the background until it answers on port 8787;
 #  3. what it printed checked: 200s then 429s, and the client waiting out a 429 before its 200;
-#  4. the package's own checks on the tarball the README built: at most 155 kB packed, and its
+#  4. the package's own checks on the tarball the README built: at most 190 kB packed, and its
 #     declarations clean under the README's nodenext and strict flags without skipLibCheck.
 # If port 8787 is taken, LIBRARY_PATH_PORT (or a free port) stands for it in the blocks.
 set -euo pipefail
@@ -109,7 +109,7 @@ tarball=$(cd "$clone" && ls edge-rate-limiter-*.tgz)
 size=$(stat -c %s "$clone/$tarball")
 echo "packed $tarball: $size bytes, $(tar tzf "$clone/$tarball" | wc -l) files; the largest:"
 tar tzvf "$clone/$tarball" | sort -k3 -n -r | awk 'NR <= 5 { print "  " $3 "  " $6 }'
-((size <= 155000)) || fail "the tarball is $size bytes (at most 155 kB)"
+((size <= 190000)) || fail "the tarball is $size bytes (at most 190 kB)"
 cd "$app"
 strict=$(PATH="$app/node_modules/.bin:$PATH" timeout 120 tsc -p . --skipLibCheck false 2>&1 || true)
 # wrangler's generated file fails nodenext's own checks by itself; the package's must not.

@@ -12,6 +12,7 @@ import { RuleConfigError } from '../src/errors'
 import { compileEnvoy, parseRulesText, type RuleSet } from '../src/rules'
 import { parse as parseYaml } from 'yaml'
 import { rulesJsonSchema } from './json-schema'
+import { REHEARSE_HELP, rehearseCommand } from './rehearse/command'
 import { listArgs, listedRevisions, putArgs, type PushTarget } from './rules-push'
 
 /** A command, as the help shows it: its arguments, what it does, and its options. */
@@ -52,6 +53,7 @@ const COMMANDS: Record<string, Command> = {
       ['--env <name>', 'the wrangler environment whose RULES namespace to write'],
     ],
   },
+  rehearse: REHEARSE_HELP,
   schema: {
     args: '',
     does: ['Prints the JSON Schema of rules documents (what rules.schema.json holds).'],
@@ -79,7 +81,14 @@ function help(only?: string): string {
   return lines.join('\n')
 }
 
-function main(argv: string[]): number {
+function main(argv: string[]): number | Promise<number> {
+  // `rehearse` reads its own options (tools/rehearse/command.ts).
+  const asksHelp = argv.includes('--help') || argv.includes('-h')
+  if (argv[0] === 'rehearse') {
+    if (!asksHelp) return rehearseCommand(argv.slice(1), usage)
+    console.log(help('rehearse'))
+    return 0
+  }
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -224,7 +233,10 @@ function usage(problem: string): number {
 }
 
 try {
-  process.exitCode = main(process.argv.slice(2))
+  const status = main(process.argv.slice(2))
+  // An unexpected error in `rehearse` rejects: Node prints it and exits 1.
+  if (typeof status === 'number') process.exitCode = status
+  else void status.then((code) => (process.exitCode = code))
 } catch (error) {
   process.exitCode = usage((error as Error).message)
 }

@@ -1,0 +1,177 @@
+/**
+ * @module tools/rehearse/command
+ * `rules rehearse`: the command line of a rehearsal (registered in tools/rules-cli.ts beside the
+ * other commands). Reads the two documents and the traffic files (streamed, plain or gzipped),
+ * prints the summary (or `--json`, the report), writes the report's files to `--out`, and exits
+ * 1 when a `--fail-if` condition is crossed. Nothing is written when the traffic has a bad line
+ * (without `--skip-bad`): a partial report is never left looking complete.
+ */
+import { createReadStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { parseArgs } from 'node:util'
+import { RuleConfigError } from '../../src/errors'
+import type { MethodOverrideMode } from '../../src/http/shared/settings'
+import { parseDuration, parseRulesText } from '../../src/rules'
+import { TraceError } from '../simulate/trace'
+import { minutesChartSvg } from './chart'
+import type { TrafficFile } from './formats'
+import { rehearse, type Document } from './rehearse'
+import { minutesCsv, rulesCsv, summaryText } from './report'
+import { judge, parseCondition, type Condition } from './verdict'
+
+/** The command as `rules --help` shows it. */
+export const REHEARSE_HELP = {
+  args: '--current <rules.json> --proposed <rules.json> --traffic <file> [<file> ...]',
+  does: [
+    "Replays recorded traffic (Logpush http_requests NDJSON, the Worker's logs, or a CSV with a",
+    'header; plain or gzipped) through the rules in force and the proposed ones, as the Worker',
+    'decides, and reports per rule and per minute who is newly denied or newly allowed.',
+  ],
+  options: [
+    ['--current <file>', 'the rules document in force'],
+    ['--proposed <file>', 'the rules document to rehearse'],
+    ['--traffic <file>', 'a traffic file (repeat it, or list more files after the options)'],
+    ['--json', 'print the report as JSON instead of the summary'],
+    ['--out <dir>', 'write report.json, rules.csv, minutes.csv and minutes.svg there'],
+    [
+      '--fail-if <cond>',
+      'exit 1 when crossed: newly-denied>0.1%, newly-denied-keys>10, … (repeatable)',
+    ],
+    ['--skip-bad', 'count and name bad lines instead of stopping at the first'],
+    ['--reorder <time>', "how far out of order a file's lines may be (default 1m)"],
+    ['--method-override', "count (default) or strip: the Worker's METHOD_OVERRIDE"],
+  ] as [string, string][],
+}
+
+/** A problem with the command line: exit 2. */
+class UsageError extends Error {}
+
+interface Options {
+  current: string
+  proposed: string
+  traffic: string[]
+  json: boolean
+  out?: string
+  conditions: Condition[]
+  skipBad: boolean
+  reorderMs: number
+  methodOverride: MethodOverrideMode
+}
+
+function readOptions(argv: string[]): Options {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      current: { type: 'string' },
+      proposed: { type: 'string' },
+      traffic: { type: 'string', multiple: true, default: [] },
+      json: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      'fail-if': { type: 'string', multiple: true, default: [] },
+      'skip-bad': { type: 'boolean', default: false },
+      reorder: { type: 'string', default: '1m' },
+      'method-override': { type: 'string', default: 'count' },
+    },
+  })
+  if (values.current === undefined) throw new UsageError('rehearse needs --current <rules.json>')
+  if (values.proposed === undefined) throw new UsageError('rehearse needs --proposed <rules.json>')
+  const traffic = [...values.traffic, ...positionals]
+  if (traffic.length === 0) throw new UsageError('rehearse needs --traffic <file>')
+  const conditions = values['fail-if'].map((text) => {
+    const condition = parseCondition(text)
+    if (typeof condition === 'string') throw new UsageError(condition)
+    return condition
+  })
+  const reorderMs = values.reorder === '0' ? 0 : parseDuration(values.reorder)
+  if (reorderMs === undefined)
+    throw new UsageError(`--reorder ${JSON.stringify(values.reorder)} is not a duration (30s, 5m)`)
+  const methodOverride = values['method-override']
+  if (methodOverride !== 'count' && methodOverride !== 'strip')
+    throw new UsageError(
+      `--method-override is count or strip, not ${JSON.stringify(methodOverride)}`
+    )
+  return {
+    current: values.current,
+    proposed: values.proposed,
+    traffic,
+    json: values.json,
+    ...(values.out === undefined ? {} : { out: values.out }),
+    conditions,
+    skipBad: values['skip-bad'],
+    reorderMs,
+    methodOverride,
+  }
+}
+
+/** A rules document, compiled; its errors printed as `validate` prints them. */
+function loadDocument(file: string): Document | undefined {
+  try {
+    return { name: file, ruleSet: parseRulesText(readFileSync(file, 'utf8'), file) }
+  } catch (error) {
+    const problems = error instanceof RuleConfigError ? error.problems : [(error as Error).message]
+    for (const problem of problems) console.error(`${file}: ${problem}`)
+    return undefined
+  }
+}
+
+/** A traffic file on disk, streamed each time it is opened. */
+function diskFile(path: string): TrafficFile {
+  return {
+    name: path,
+    open: () => Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>,
+  }
+}
+
+/**
+ * Runs `rules rehearse`.
+ *
+ * @param argv - the arguments after `rehearse`
+ * @param usage - prints a usage problem with the help, returning the exit status (2)
+ * @returns the exit status: 0, 1 (a condition crossed, a bad document or bad traffic), 2 (usage)
+ */
+export async function rehearseCommand(
+  argv: string[],
+  usage: (problem: string) => number
+): Promise<number> {
+  let options: Options
+  try {
+    options = readOptions(argv)
+  } catch (error) {
+    // parseArgs' own errors (an unknown option) are usage problems too.
+    return usage((error as Error).message)
+  }
+  const current = loadDocument(options.current)
+  const proposed = loadDocument(options.proposed)
+  if (!current || !proposed) return 1
+  let report
+  try {
+    report = await rehearse({
+      current,
+      proposed,
+      traffic: options.traffic.map(diskFile),
+      reorderMs: options.reorderMs,
+      skipBad: options.skipBad,
+      methodOverride: options.methodOverride,
+    })
+  } catch (error) {
+    if (!(error instanceof TraceError)) throw error
+    const hint = error.line === undefined ? '' : ' (--skip-bad counts and names such lines instead)'
+    console.error(`${error.message}${hint}`)
+    console.error('no report written: the traffic could not be read whole')
+    return 1
+  }
+  if (options.conditions.length > 0) report.verdict = judge(options.conditions, report.requests)
+  if (options.out) {
+    mkdirSync(options.out, { recursive: true })
+    writeFileSync(join(options.out, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
+    writeFileSync(join(options.out, 'rules.csv'), rulesCsv(report.rules))
+    writeFileSync(join(options.out, 'minutes.csv'), minutesCsv(report.minutes))
+    writeFileSync(join(options.out, 'minutes.svg'), minutesChartSvg(report))
+  }
+  console.log(options.json ? JSON.stringify(report, null, 2) : summaryText(report))
+  if (options.out && !options.json)
+    console.log(`\nwrote report.json, rules.csv, minutes.csv and minutes.svg to ${options.out}/`)
+  return report.verdict?.some((judged) => judged.crossed) ? 1 : 0
+}
