@@ -99,4 +99,9 @@ if out=$("${rehearse[@]}" --traffic "$fixtures/bad.csv" 2>&1); then
 fi
 grep -q 'bad.csv:3: the time "yesterday" is not a time' <<<"$out" || { echo "rehearse: $out" >&2; exit 1; }
 grep -q -- '--fail-if <cond>' <<<"$(npm run -s rules -- rehearse --help)" || { echo "rehearse: no help" >&2; exit 1; }
-echo "rules rehearse: newly denied counted, --fail-if exits 1 when crossed, a bad line named, --help"
+# The proposed rules decided in a second thread (the default) or in this one: the same report.
+for threads in 1 2; do
+  "${rehearse[@]}" --traffic "$fixtures/traffic.csv" --json --threads "$threads" >"$state/rehearse-$threads.json"
+done
+cmp "$state/rehearse-1.json" "$state/rehearse-2.json" || { echo "rehearse: 1 and 2 threads differ" >&2; exit 1; }
+echo "rules rehearse: newly denied counted, --fail-if exits 1 when crossed, a bad line named, --help, 1 thread = 2"

@@ -21,28 +21,24 @@ function minuteLabel(iso: string, first: boolean): string {
 export function minutesChartSvg(report: Report): string {
   const { minutes, requests: r } = report
   const labels = minutes.map((row, i) => minuteLabel(row.minute, i === 0))
-  const at = <T>(values: T[]) => values.map((value, i): [number, T] => [i, value])
   const step = { step: 'middle', showSymbol: false }
   const tops = [110, 395]
   const heights = [230, 120]
+  // One category a minute on both panels: a minute's step above is its bars below.
   const axis = (grid: number, labelled: boolean) => ({
-    type: 'value' as const,
+    type: 'category' as const,
     gridIndex: grid,
-    min: -0.5,
-    max: Math.max(0.5, minutes.length - 0.5),
-    minInterval: 1,
-    axisLabel: {
-      show: labelled,
-      formatter: (value: number) => (Number.isInteger(value) ? (labels[value] ?? '') : ''),
-    },
-    axisTick: { show: labelled },
-    splitLine: { show: true, lineStyle: { color: '#eeeeee' } },
+    data: labels,
+    boundaryGap: true,
+    axisLabel: { show: labelled },
+    axisTick: { show: labelled, alignWithLabel: true },
+    splitLine: { show: false },
     ...(labelled ? { name: 'minute (UTC)', nameLocation: 'middle' as const, nameGap: 26 } : {}),
   })
   const bars = (name: string, values: number[], color: string) => ({
     type: 'bar' as const,
     name,
-    data: at(values),
+    data: values,
     color,
     xAxisIndex: 1,
     yAxisIndex: 1,
@@ -69,17 +65,33 @@ export function minutesChartSvg(report: Report): string {
       },
       grid: tops.map((top, i) => ({ left: LEFT, right: RIGHT, top, height: heights[i] })),
       xAxis: [axis(0, false), axis(1, true)],
-      yAxis: tops.map((_, i) => ({ type: 'value' as const, gridIndex: i, minInterval: 1 })),
+      yAxis: tops.map((_, i) => ({
+        type: 'value' as const,
+        gridIndex: i,
+        minInterval: 1,
+      })),
       series: [
-        line('in force', at(minutes.map((m) => m.deniedCurrent)), COLOR.admitted, 0, {
-          ...step,
-          lineStyle: { width: 2 },
-          areaStyle: { opacity: 0.12 },
-        }),
-        line('proposed', at(minutes.map((m) => m.deniedProposed)), COLOR.denied, 0, {
-          ...step,
-          lineStyle: { width: 2, type: 'dashed' },
-        }),
+        line(
+          'in force',
+          minutes.map((m) => m.deniedCurrent),
+          COLOR.admitted,
+          0,
+          {
+            ...step,
+            lineStyle: { width: 2 },
+            areaStyle: { opacity: 0.12 },
+          }
+        ),
+        line(
+          'proposed',
+          minutes.map((m) => m.deniedProposed),
+          COLOR.denied,
+          0,
+          {
+            ...step,
+            lineStyle: { width: 2, type: 'dashed' },
+          }
+        ),
         bars(
           'newly denied',
           minutes.map((m) => m.newlyDenied),

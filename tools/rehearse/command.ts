@@ -16,6 +16,7 @@ import { parseDuration, parseRulesText } from '../../src/rules'
 import { TraceError } from '../simulate/trace'
 import { minutesChartSvg } from './chart'
 import type { TrafficFile } from './formats'
+import { proposedInThread } from './parallel'
 import { rehearse, type Document } from './rehearse'
 import { minutesCsv, rulesCsv, summaryText } from './report'
 import { judge, parseCondition, type Condition } from './verdict'
@@ -41,6 +42,7 @@ export const REHEARSE_HELP = {
     ['--skip-bad', 'count and name bad lines instead of stopping at the first'],
     ['--reorder <time>', "how far out of order a file's lines may be (default 1m)"],
     ['--method-override', "count (default) or strip: the Worker's METHOD_OVERRIDE"],
+    ['--threads <n>', '2 (default): the proposed rules decided in a second thread; or 1'],
   ] as [string, string][],
 }
 
@@ -57,6 +59,7 @@ interface Options {
   skipBad: boolean
   reorderMs: number
   methodOverride: MethodOverrideMode
+  threads: 1 | 2
 }
 
 function readOptions(argv: string[]): Options {
@@ -73,6 +76,7 @@ function readOptions(argv: string[]): Options {
       'skip-bad': { type: 'boolean', default: false },
       reorder: { type: 'string', default: '1m' },
       'method-override': { type: 'string', default: 'count' },
+      threads: { type: 'string', default: '2' },
     },
   })
   if (values.current === undefined) throw new UsageError('rehearse needs --current <rules.json>')
@@ -92,7 +96,10 @@ function readOptions(argv: string[]): Options {
     throw new UsageError(
       `--method-override is count or strip, not ${JSON.stringify(methodOverride)}`
     )
+  if (values.threads !== '1' && values.threads !== '2')
+    throw new UsageError(`--threads is 1 or 2, not ${JSON.stringify(values.threads)}`)
   return {
+    threads: values.threads === '1' ? 1 : 2,
     current: values.current,
     proposed: values.proposed,
     traffic,
@@ -147,13 +154,19 @@ export async function rehearseCommand(
   if (!current || !proposed) return 1
   let report
   try {
+    const { reorderMs, skipBad, methodOverride } = options
+    const task = { reorderMs, skipBad, methodOverride, files: options.traffic }
+    const document = { document: proposed.ruleSet.document, name: proposed.name }
     report = await rehearse({
       current,
       proposed,
       traffic: options.traffic.map(diskFile),
-      reorderMs: options.reorderMs,
-      skipBad: options.skipBad,
-      methodOverride: options.methodOverride,
+      reorderMs,
+      skipBad,
+      methodOverride,
+      ...(options.threads === 2
+        ? { proposedElsewhere: proposedInThread({ ...task, ...document }, proposed.ruleSet.rules) }
+        : {}),
     })
   } catch (error) {
     if (!(error instanceof TraceError)) throw error

@@ -50,6 +50,18 @@ export interface RequestDecision {
   rules: RuleVerdict[]
 }
 
+/**
+ * What the comparison reads of a decision: a {@link RequestDecision} is one, and so is a decision
+ * taken in another thread and sent back (`remote.ts`).
+ */
+export interface DecisionView {
+  outcome: Outcome
+  rules: readonly {
+    check: { rule: { id: string }; key: string; shadow: boolean }
+    decision?: { allowed: boolean }
+  }[]
+}
+
 /** A key's stored state, as the Durable Object keeps it: with the policy it was computed under. */
 interface KeyRecord {
   policy: Policy

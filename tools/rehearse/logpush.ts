@@ -81,11 +81,23 @@ export function logpushRecord(
   const status = line.EdgeResponseStatus
   if (typeof status === 'number' && status > 0) record.status = status
   const headers = line.RequestHeaders
-  if (typeof headers === 'object' && headers !== null) {
-    const logged: Record<string, string> = {}
-    for (const [name, value] of Object.entries(headers))
-      if (typeof value === 'string') logged[name.toLowerCase()] = value
-    record.headers = logged
-  }
+  if (typeof headers === 'object' && headers !== null) record.headers = loggedHeaders(headers)
   return record
 }
+
+/**
+ * The logged headers by lower-case name, strings only: the parsed object itself when it already
+ * is so (custom fields are named in lower case), as nearly every line's is.
+ */
+function loggedHeaders(headers: object): Record<string, string> {
+  const given = headers as Record<string, unknown>
+  let plain = true
+  for (const name in given) plain &&= typeof given[name] === 'string' && !UPPER.test(name)
+  if (plain) return given as Record<string, string>
+  const logged: Record<string, string> = {}
+  for (const [name, value] of Object.entries(given))
+    if (typeof value === 'string') logged[name.toLowerCase()] = value
+  return logged
+}
+
+const UPPER = /[A-Z]/

@@ -12,7 +12,7 @@ import { matches, pathView } from '../../src/rules/match'
 import { foldHeaderName } from '../../src/rules/fields'
 import type { Matcher, RuleSet } from '../../src/rules/types'
 import { TraceError } from '../simulate/trace'
-import { ReplayLimiter, type RequestDecision } from './engine'
+import { ReplayLimiter, type DecisionView, type RequestDecision } from './engine'
 import { recordFacts } from './facts'
 import type { TrafficFile } from './formats'
 import type { TrafficRecord } from './records'
@@ -39,10 +39,28 @@ export interface Rehearsal {
   skipBad: boolean
   /** The Worker's `METHOD_OVERRIDE` setting. */
   methodOverride: MethodOverrideMode
-  /** Told every few thousand requests: how many so far, and the time reached. */
-  onProgress?: (requests: number, atMs: number) => void
+  /** Told every few thousand requests: how many so far, and the time reached; awaited. */
+  onProgress?: (requests: number, atMs: number) => void | Promise<void>
   /** Told each request's decision under each document (the last pass's, if there are two). */
-  onDecision?: (record: TrafficRecord, current: RequestDecision, proposed: RequestDecision) => void
+  onDecision?: (record: TrafficRecord, current: DecisionView, proposed: DecisionView) => void
+  /**
+   * Has the proposed document decided elsewhere (another thread reading the same traffic, see
+   * `parallel.ts`), leaving out the rules given; by default both are decided here.
+   */
+  proposedElsewhere?: (left: readonly Unjudged[]) => Elsewhere
+}
+
+/** Decisions of one document taken elsewhere, in the traffic's order. */
+export interface Elsewhere {
+  /**
+   * The decision of the next request, which must be `record`: at once when it has come, else
+   * once it comes.
+   *
+   * @throws {Error} when the other side failed (a `TraceError` as it is), or read other requests
+   */
+  take(record: TrafficRecord): DecisionView | Promise<DecisionView>
+  /** Stops the other side (at the end, or when this side stops early). */
+  close(): void
 }
 
 /** The most skipped lines the report names. */
@@ -74,8 +92,14 @@ export async function rehearse(rehearsal: Rehearsal): Promise<Report> {
   }
 }
 
-/** One pass over the traffic, leaving out `left` (by default, what the files show cannot be judged). */
-async function replay(
+/**
+ * One pass over the traffic, leaving out `given` (by default, what the files show cannot be
+ * judged). Exported for the thread that decides one document of a parallel rehearsal.
+ *
+ * @param rehearsal - what to rehearse
+ * @param given - the rules of each document to leave out, if known
+ */
+export async function replay(
   rehearsal: Rehearsal,
   given: { current: Unjudged[]; proposed: Unjudged[] } | undefined
 ) {
@@ -95,7 +119,8 @@ async function replay(
   }
   const ids = (items: Unjudged[]) => new Set(items.map((item) => item.rule))
   const now = new ReplayLimiter(current.ruleSet, ids(left.current))
-  const then = new ReplayLimiter(proposed.ruleSet, ids(left.proposed))
+  const elsewhere = rehearsal.proposedElsewhere?.(left.proposed)
+  const then = elsewhere ? undefined : new ReplayLimiter(proposed.ruleSet, ids(left.proposed))
   const tally = new Tally(
     current.ruleSet.rules.filter((rule) => !ids(left.current).has(rule.id)).map((rule) => rule.id),
     proposed.ruleSet.rules.filter((rule) => !ids(left.proposed).has(rule.id)).map((rule) => rule.id)
@@ -105,36 +130,38 @@ async function replay(
   let from: number | undefined
   let to: number | undefined
   let requests = 0
-  for await (const batch of traffic.batches) {
-    for (const record of batch) {
-      if (record.headers) for (const name in record.headers) seen.add(foldHeaderName(name))
-      const read = recordFacts(record, rehearsal.methodOverride)
-      if ('problem' in read) {
-        bad(new TraceError(record.file, record.line, read.problem))
-        continue
+  try {
+    for await (const batch of traffic.batches) {
+      for (const record of batch) {
+        if (record.headers) for (const name in record.headers) seen.add(foldHeaderName(name))
+        const read = recordFacts(record, rehearsal.methodOverride)
+        if ('problem' in read) {
+          bad(new TraceError(record.file, record.line, read.problem))
+          continue
+        }
+        from ??= record.atMs
+        to = record.atMs
+        const facts = 'facts' in read ? read.facts : undefined
+        const decidedNow = facts ? now.decide(facts, record.status, record.atMs) : REFUSED
+        let decidedThen = elsewhere
+          ? elsewhere.take(record)
+          : facts
+            ? then!.decide(facts, record.status, record.atMs)
+            : REFUSED
+        if (decidedThen instanceof Promise) decidedThen = await decidedThen
+        tally.add(record.atMs, decidedNow, decidedThen)
+        rehearsal.onDecision?.(record, decidedNow, decidedThen)
+        if (facts && apart.length > 0) {
+          const view = pathView(facts.path)
+          for (const counter of apart)
+            if (mayApply(counter.match, facts, view)) counter.row.requests++
+        }
       }
-      from ??= record.atMs
-      to = record.atMs
-      if ('badRequest' in read) {
-        tally.add(record.atMs, REFUSED, REFUSED)
-        rehearsal.onDecision?.(record, REFUSED, REFUSED)
-        continue
-      }
-      const { facts } = read
-      const decided = {
-        current: now.decide(facts, record.status, record.atMs),
-        proposed: then.decide(facts, record.status, record.atMs),
-      }
-      tally.add(record.atMs, decided.current, decided.proposed)
-      rehearsal.onDecision?.(record, decided.current, decided.proposed)
-      if (apart.length > 0) {
-        const view = pathView(facts.path)
-        for (const counter of apart)
-          if (mayApply(counter.match, facts, view)) counter.row.requests++
-      }
+      requests += batch.length
+      await rehearsal.onProgress?.(requests, to ?? 0)
     }
-    requests += batch.length
-    rehearsal.onProgress?.(requests, to ?? 0)
+  } finally {
+    elsewhere?.close()
   }
   const result = tally.result()
   const report: Report = {

@@ -63,8 +63,11 @@ function item(pick: Pick, n: number): number {
 function person(id: number, ip: string, key: string | undefined): Actor['send'] {
   const country = COUNTRIES[id % COUNTRIES.length]!
   const asn = 64_500 + (id % 400)
+  // One key in ten is on the pro plan, and says so.
+  const keyed: Record<string, string> = key ? { 'x-api-key': key } : {}
+  if (key && id % 10 === 0) keyed['x-plan'] = 'pro'
   return (pick) => {
-    const headers: Record<string, string> = key ? { 'x-api-key': key } : {}
+    const headers = keyed
     const roll = pick()
     const base = { ip, country, asn, headers }
     if (roll < 0.02) {
@@ -79,7 +82,16 @@ function person(id: number, ip: string, key: string | undefined): Actor['send'] 
     }
     if (roll < 0.3)
       return { ...base, method: 'GET', uri: `/api/search?q=${item(pick, 500)}`, status: 200 }
-    if (roll < 0.36) return { ...base, method: 'POST', uri: '/api/orders', status: 201 }
+    if (roll < 0.36) {
+      const items = String(1 + item(pick, 5))
+      return {
+        ...base,
+        method: 'POST',
+        uri: '/api/orders',
+        status: 201,
+        headers: { ...headers, 'x-items': items },
+      }
+    }
     if (roll < 0.9)
       return {
         ...base,

@@ -5,7 +5,7 @@
  * other way round. Memory: a row per rule and per minute, and the keys whose requests changed
  * outcome. Pure.
  */
-import type { RequestDecision, RuleVerdict } from './engine'
+import type { DecisionView } from './engine'
 import type { MinuteRow, RuleRow, Totals } from './report-types'
 
 /** Which document a count is under. */
@@ -67,7 +67,7 @@ export class Tally {
    * @param current - its decision under the rules in force
    * @param proposed - its decision under the proposed rules
    */
-  add(atMs: number, current: RequestDecision, proposed: RequestDecision): void {
+  add(atMs: number, current: DecisionView, proposed: DecisionView): void {
     const request = this.#requests++
     const refusedNow = current.outcome !== 'allowed'
     const refusedThen = proposed.outcome !== 'allowed'
@@ -76,13 +76,15 @@ export class Tally {
     const minuteMs = Math.floor(atMs / 60_000) * 60_000
     let minute = this.#minutes.get(minuteMs)
     if (!minute) this.#minutes.set(minuteMs, (minute = blank()))
-    for (const counts of [minute, this.#totals]) {
+    const count = (counts: Counts) => {
       counts.requests++
       if (refusedNow) counts.deniedCurrent++
       if (refusedThen) counts.deniedProposed++
       if (newlyDenied) counts.newlyDenied++
       if (newlyAllowed) counts.newlyAllowed++
     }
+    count(minute)
+    count(this.#totals)
     this.#count('current', current.rules, request, newlyAllowed, atMs)
     this.#count('proposed', proposed.rules, request, newlyDenied, atMs)
   }
@@ -90,7 +92,7 @@ export class Tally {
   /** One document's verdicts on a request; `changed`: its outcome differs under the other. */
   #count(
     side: Side,
-    verdicts: readonly RuleVerdict[],
+    verdicts: DecisionView['rules'],
     request: number,
     changed: boolean,
     atMs: number
@@ -136,7 +138,7 @@ export class Tally {
 }
 
 /** Whether a rule's verdict refuses the request (in shadow, it only would). */
-function refused({ check, decision }: RuleVerdict): boolean {
+function refused({ check, decision }: DecisionView['rules'][number]): boolean {
   return decision !== undefined && !decision.allowed && !check.shadow
 }
 
