@@ -7,6 +7,7 @@
  * (without `--skip-bad`): a partial report is never left looking complete.
  */
 import { createReadStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { parseArgs } from 'node:util'
@@ -42,7 +43,7 @@ export const REHEARSE_HELP = {
     ['--skip-bad', 'count and name bad lines instead of stopping at the first'],
     ['--reorder <time>', "how far out of order a file's lines may be (default 1m)"],
     ['--method-override', "count (default) or strip: the Worker's METHOD_OVERRIDE"],
-    ['--threads <n>', '2 (default): the proposed rules decided in a second thread; or 1'],
+    ['--threads <n>', '2: the proposed rules decided in a second thread (default with 2 cores); 1'],
   ] as [string, string][],
 }
 
@@ -76,7 +77,7 @@ function readOptions(argv: string[]): Options {
       'skip-bad': { type: 'boolean', default: false },
       reorder: { type: 'string', default: '1m' },
       'method-override': { type: 'string', default: 'count' },
-      threads: { type: 'string', default: '2' },
+      threads: { type: 'string', default: availableParallelism() > 1 ? '2' : '1' },
     },
   })
   if (values.current === undefined) throw new UsageError('rehearse needs --current <rules.json>')

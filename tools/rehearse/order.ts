@@ -23,6 +23,8 @@ export interface FileInfo {
 export interface OrderedTraffic {
   /** The files that hold requests, in the order named. */
   files: FileInfo[]
+  /** The files that hold none. */
+  empty: string[]
   /** Every request, in time order (ties: the order named, then line), a batch at a time. */
   batches: AsyncGenerator<TrafficRecord[]>
 }
@@ -59,10 +61,14 @@ export async function inTimeOrder(
   bad: (problem: TraceError) => void
 ): Promise<OrderedTraffic> {
   const info: FileInfo[] = []
+  const empty: string[] = []
   const starts: { index: number; file: TrafficFile; atMs: number; opened?: OpenedTraffic }[] = []
   for (const [index, file] of files.entries()) {
     const opened = await openTraffic(file, bad)
-    if (!opened) continue
+    if (!opened) {
+      empty.push(file.name)
+      continue
+    }
     const { format, carried, notes } = opened
     info.push({ name: file.name, format, carried, notes })
     const first = await opened.batches.next()
@@ -75,7 +81,7 @@ export async function inTimeOrder(
     }
   }
   starts.sort((a, b) => a.atMs - b.atMs || a.index - b.index)
-  return { files: info, batches: merged(starts, slackMs, bad) }
+  return { files: info, empty, batches: merged(starts, slackMs, bad) }
 }
 
 /** The opened file with the batch already read put back in front. */

@@ -111,6 +111,8 @@ export async function replay(
       skipped.lines.push({ file: problem.file, line: problem.line ?? 0, problem: problem.problem })
   }
   const traffic = await inTimeOrder(rehearsal.traffic, rehearsal.reorderMs, bad)
+  if (traffic.files.length === 0)
+    throw new TraceError(traffic.empty.join(', '), undefined, 'no request in the traffic')
   const carried = traffic.files.map((file) => file.carried)
   const { current, proposed } = rehearsal
   const left = given ?? {
@@ -177,7 +179,10 @@ export async function replay(
     unjudged: apart.map((counter) => counter.row),
     minutes: result.minutes,
     skipped,
-    notes: notesOf(rehearsal, traffic.files),
+    notes: [
+      ...notesOf(rehearsal, traffic.files),
+      ...traffic.empty.map((name) => `${name}: no request`),
+    ],
   }
   return { report, carried, seen, left }
 }

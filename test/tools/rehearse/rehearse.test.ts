@@ -147,6 +147,14 @@ describe('rehearsing a rules change', () => {
     expect(report.skipped.lines[0]).toMatchObject({ file: 'logs.ndjson', line: 7 })
   })
 
+  it('refuses traffic that holds no request, and notes a file that holds none', async () => {
+    await expect(
+      rehearse(rehearsal({ traffic: [textFile('empty.ndjson', '\n')] }))
+    ).rejects.toThrow('empty.ndjson: no request in the traffic')
+    const traffic = [textFile('logs.ndjson', TRAFFIC), textFile('empty.csv', '')]
+    expect((await rehearse(rehearsal({ traffic }))).notes).toContain('empty.csv: no request')
+  })
+
   it('gives CI its verdict', async () => {
     const { requests } = await rehearse(rehearsal())
     const conditions = [
