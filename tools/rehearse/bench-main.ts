@@ -178,8 +178,10 @@ export async function main(argv: string[]): Promise<number> {
       '(*) with a full collection every 25,000 requests, to measure the heap that stays alive'
     )
     const r = whole.report.requests
+    const met = whole.report.rules.reduce((sum, rule) => sum + rule.matched, 0) / r.total
+    console.log(`\na request meets ${met.toFixed(1)} of the rules on average (either document)`)
     console.log(
-      `\n${r.total} requests: newly denied ${r.newlyDenied} (${r.newlyDeniedPercent.toFixed(3)}%), newly allowed ${r.newlyAllowed}; ${whole.report.unjudged.length} rules not judged`
+      `${r.total} requests: newly denied ${r.newlyDenied} (${r.newlyDeniedPercent.toFixed(3)}%), newly allowed ${r.newlyAllowed}; ${whole.report.unjudged.length} rules not judged`
     )
     if (values.keep) console.log(`kept the Logpush file: ${values.keep}`)
     if (JSON.stringify(one.report) !== JSON.stringify(whole.report)) {

@@ -1,9 +1,10 @@
 /**
  * @module tools/rehearse/bench-rules
  * The benchmark's two rules documents, 20 rules each, over the sample traffic's paths (see
- * `sample.ts`): every algorithm, keys on the address, headers, country, ASN, host and path,
- * tiers, costs, responses counted, a rule in shadow; the proposed one tightens the login limit and
- * turns the per-address API limit into a per-key one. Pure.
+ * `sample.ts`), each scoped to the paths it limits as a real document's are (a request meets
+ * about five of them): every algorithm, keys on the address, headers, country, ASN, host and
+ * path, tiers, costs, responses counted, a rule in shadow; the proposed one tightens the login
+ * limit and turns the per-address API limit into a per-key one. Pure.
  */
 
 const rule = (id: string, fields: Record<string, unknown>) => ({
@@ -96,19 +97,25 @@ export function benchCurrent(): Record<string, unknown> {
         limit: 1_000,
         period: '1m',
       }),
-      rule('errors', {
-        match: { path: '/api/*' },
+      rule('item-failures', {
+        match: { path: '/api/items/*' },
+        limit: 60,
+        period: '1m',
+        countOn: { status: [404, '5xx'] },
+      }),
+      rule('search-errors', {
+        match: { path: '/api/search' },
         limit: 10,
         period: '1m',
         countOn: { status: ['5xx'] },
       }),
-      rule('not-found', {
+      rule('api-everyone', {
         match: { path: '/api/*' },
-        limit: 50,
+        key: [],
+        limit: 100_000,
         period: '1m',
-        countOn: { status: [404] },
+        shadow: true,
       }),
-      rule('everyone', { key: [], limit: 100_000, period: '1m', shadow: true }),
       rule('admin-host', {
         match: { host: 'admin.example.com' },
         key: ['host', 'ip'],
@@ -122,9 +129,13 @@ export function benchCurrent(): Record<string, unknown> {
         period: '1m',
       }),
       rule('admin', { match: { path: '/admin/*' }, limit: 5, period: '1m' }),
-      rule('api-hourly', { match: { path: '/api/*' }, limit: 5_000, period: '1h' }),
-      rule('daily-per-key', {
-        match: { path: '/api/*' },
+      rule('orders-hourly', {
+        match: { path: '/api/orders', methods: ['POST'] },
+        limit: 500,
+        period: '1h',
+      }),
+      rule('search-daily-per-key', {
+        match: { path: '/api/search' },
         key: ['header:x-api-key'],
         algorithm: 'fixed-window',
         limit: 100_000,
