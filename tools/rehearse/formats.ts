@@ -77,48 +77,61 @@ export async function openTraffic(
     }
     index++
   }
+  const first: { text?: string } = {}
   // A CSV's header row is no request.
-  const entries = framed(source, pending, index + (format.header ? 1 : 0), file.name, format, bad)
-  let first: Entry[] = []
-  while (first.length === 0) {
-    const next = await entries.next()
+  const start = index + (format.header ? 1 : 0)
+  const records = framed(source, pending, start, file.name, format, bad, first)
+  let batch: TrafficRecord[] = []
+  while (batch.length === 0) {
+    const next = await records.next()
     if (next.done) return undefined
-    first = next.value
+    batch = next.value
   }
   return {
     format: format.name,
-    carried: format.carries(first[0]!.text),
+    carried: format.carries(first.text!),
     notes: format.notes,
-    batches: recordBatches(first, entries),
+    batches: again(batch, records),
   }
 }
 
-/** A request's entry: its text (a line, or an indented object's lines), where it starts, its record. */
-interface Entry {
-  text: string
-  line: number
-  record: TrafficRecord
+/** The batch already read, then the rest. */
+async function* again(
+  batch: TrafficRecord[],
+  rest: AsyncGenerator<TrafficRecord[]>
+): AsyncGenerator<TrafficRecord[]> {
+  yield batch
+  for await (const records of rest) if (records.length > 0) yield records
 }
 
-/** The file's entries that are requests, each with its record, from `index` of `pending` on. */
+/**
+ * The file's requests from `index` of `pending` on, a batch per batch of lines read; the text of
+ * the first request's entry (a line, or an indented object's lines) goes to `first`.
+ */
 async function* framed(
   source: AsyncGenerator<{ first: number; lines: string[] }>,
   pending: { first: number; lines: string[] },
   index: number,
   file: string,
   format: Format,
-  bad: (problem: TraceError) => void
-): AsyncGenerator<Entry[]> {
+  bad: (problem: TraceError) => void,
+  first: { text?: string }
+): AsyncGenerator<TrafficRecord[]> {
   let batch: { first: number; lines: string[] } | undefined = pending
   let object: { line: number; parts: string[] } | undefined
-  /** An indented object's entry once its closing line is read. */
-  const indented = (text: string, line: number): Entry | undefined => {
+  const entryOf = (text: string, line: number): TrafficRecord | undefined => {
+    const record = recordOf(text, line, file, format, bad)
+    if (record && first.text === undefined) first.text = text
+    return record
+  }
+  /** An indented object's request once its closing line is read. */
+  const indented = (text: string, line: number): TrafficRecord | undefined => {
     if (object) {
       object.parts.push(text)
       if (text !== '}') return undefined
       const { parts, line: start } = object
       object = undefined
-      return entryOf(parts.join('\n'), start, file, format, bad)
+      return entryOf(parts.join('\n'), start)
     }
     if (text === '{') object = { line, parts: [text] }
     else if (text.trim() !== '')
@@ -132,18 +145,18 @@ async function* framed(
     return undefined
   }
   while (batch) {
-    const entries: Entry[] = []
+    const records: TrafficRecord[] = []
     for (let i = index; i < batch.lines.length; i++) {
       const text = batch.lines[i]!
       const line = batch.first + i
-      const entry = format.indented
+      const record = format.indented
         ? indented(text, line)
         : text.trim() === ''
           ? undefined
-          : entryOf(text, line, file, format, bad)
-      if (entry) entries.push(entry)
+          : entryOf(text, line)
+      if (record) records.push(record)
     }
-    yield entries
+    yield records
     batch = await readBatch(source, file)
     index = 0
   }
@@ -151,14 +164,14 @@ async function* framed(
     bad(new TraceError(file, object.line, 'the logged event is cut short (no closing "}")'))
 }
 
-/** An entry's record; problems go to `bad`, entries that are no request are dropped. */
-function entryOf(
+/** An entry's request; problems go to `bad`, entries that are no request are dropped. */
+function recordOf(
   text: string,
   line: number,
   file: string,
   format: Format,
   bad: (problem: TraceError) => void
-): Entry | undefined {
+): TrafficRecord | undefined {
   let read: TrafficRecord | string | undefined
   try {
     read = format.read(text, { file, line })
@@ -169,17 +182,7 @@ function entryOf(
     return undefined
   }
   if (typeof read === 'string') bad(new TraceError(file, line, read))
-  return typeof read === 'object' ? { text, line, record: read } : undefined
-}
-
-/** The records of the entries, a batch per batch of lines read. */
-async function* recordBatches(
-  first: Entry[],
-  rest: AsyncGenerator<Entry[]>
-): AsyncGenerator<TrafficRecord[]> {
-  yield first.map((entry) => entry.record)
-  for await (const entries of rest)
-    if (entries.length > 0) yield entries.map((entry) => entry.record)
+  return typeof read === 'object' ? read : undefined
 }
 
 async function readBatch(
