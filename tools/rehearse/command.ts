@@ -15,11 +15,11 @@ import { RuleConfigError } from '../../src/errors'
 import type { MethodOverrideMode } from '../../src/http/shared/settings'
 import { parseDuration, parseRulesText } from '../../src/rules'
 import { TraceError } from '../simulate/trace'
-import { minutesChartSvg } from './chart'
 import type { TrafficFile } from './formats'
 import { proposedInThread } from './parallel'
 import { rehearse, type Document } from './rehearse'
 import { minutesCsv, rulesCsv, summaryText } from './report'
+import type { Report } from './report-types'
 import { judge, parseCondition, type Condition } from './verdict'
 
 /** The command as `rules --help` shows it. */
@@ -124,6 +124,26 @@ function loadDocument(file: string): Document | undefined {
   }
 }
 
+/**
+ * Writes the report's files; the chart only where ECharts is installed (a development dependency
+ * here: a packaged CLI may be without it, and says so).
+ */
+async function writeFiles(out: string, report: Report): Promise<string[]> {
+  mkdirSync(out, { recursive: true })
+  const files: [string, string][] = [
+    ['report.json', `${JSON.stringify(report, null, 2)}\n`],
+    ['rules.csv', rulesCsv(report.rules)],
+    ['minutes.csv', minutesCsv(report.minutes)],
+  ]
+  const chart = await import('./chart').catch((error: unknown) => {
+    console.error(`minutes.svg not written: ${(error as Error).message} (npm install echarts)`)
+    return undefined
+  })
+  if (chart) files.push(['minutes.svg', chart.minutesChartSvg(report)])
+  for (const [name, text] of files) writeFileSync(join(out, name), text)
+  return files.map(([name]) => name)
+}
+
 /** A traffic file on disk, streamed each time it is opened. */
 function diskFile(path: string): TrafficFile {
   return {
@@ -177,15 +197,8 @@ export async function rehearseCommand(
     return 1
   }
   if (options.conditions.length > 0) report.verdict = judge(options.conditions, report.requests)
-  if (options.out) {
-    mkdirSync(options.out, { recursive: true })
-    writeFileSync(join(options.out, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
-    writeFileSync(join(options.out, 'rules.csv'), rulesCsv(report.rules))
-    writeFileSync(join(options.out, 'minutes.csv'), minutesCsv(report.minutes))
-    writeFileSync(join(options.out, 'minutes.svg'), minutesChartSvg(report))
-  }
+  const written = options.out ? await writeFiles(options.out, report) : []
   console.log(options.json ? JSON.stringify(report, null, 2) : summaryText(report))
-  if (options.out && !options.json)
-    console.log(`\nwrote report.json, rules.csv, minutes.csv and minutes.svg to ${options.out}/`)
+  if (options.out && !options.json) console.log(`\nwrote ${written.join(', ')} to ${options.out}/`)
   return report.verdict?.some((judged) => judged.crossed) ? 1 : 0
 }
