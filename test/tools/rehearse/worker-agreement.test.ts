@@ -14,6 +14,7 @@ import { mulberry32 } from '../../../tools/simulate/profile'
 import type { Outcome } from '../../../tools/rehearse/engine'
 import { rehearse } from '../../../tools/rehearse/rehearse'
 import { freezeClock } from '../../support/clock'
+import { quietConsole } from '../../support/flaky-leased'
 import { textFile } from '../../support/traffic'
 
 /** Every feature a log can judge, on few clients, so that limits bind often. */
@@ -203,6 +204,8 @@ function logpushLine(request: Sent, status: number): string {
 }
 
 afterEach(() => vi.useRealTimers())
+// The Worker logs its degraded requests, deny-list matches and would-be denials: thousands here.
+quietConsole()
 
 describe('the rehearsal against the Worker', () => {
   it('decides 10,000 requests as the Worker does, every one', { timeout: 300_000 }, async () => {
