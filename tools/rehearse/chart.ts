@@ -46,7 +46,7 @@ export function minutesChartSvg(report: Report): string {
     emphasis: { disabled: true },
   })
   const subtitle =
-    `${report.traffic.files.map((file) => file.name).join(', ')} · ${r.total} requests · ` +
+    `${report.traffic.files.map((file) => file.name.split('/').pop()).join(', ')} · ${r.total} requests · ` +
     `in force ${report.current}, proposed ${report.proposed}`
   return render(
     {

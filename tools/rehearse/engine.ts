@@ -150,6 +150,7 @@ export class ReplayLimiter {
     // A list the traffic cannot judge is left out as a rule is (see `needs.ts`).
     this.#ruleSet = {
       ...ruleSet,
+      rules: ruleSet.rules.map(thawed),
       allow: leftOut.has('lists.allow') ? undefined : ruleSet.allow,
       deny: leftOut.has('lists.deny') ? undefined : ruleSet.deny,
     }
@@ -226,6 +227,16 @@ export class ReplayLimiter {
         this.#charge(charged, nowMs, chargeKey)
     }
   }
+}
+
+/**
+ * A rule as the plan reads it, its lists not frozen: V8 (Node 22) iterates a frozen array 4 to 45
+ * times slower than another (`for...of`, indexing, `some`, `flatMap`), and the plan walks the
+ * rules and their key parts for every request. A copy of the list, its rules and their keys;
+ * nothing else changes.
+ */
+function thawed(rule: Rule): Rule {
+  return { ...rule, key: [...rule.key], replaces: [...rule.replaces] }
 }
 
 /** Whether a denial under this check refuses the request (`chargeAll`'s `refuses`). */
