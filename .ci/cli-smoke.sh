@@ -119,3 +119,28 @@ expected='{"t":20,"key":"alice","rule":"two-per-second","allowed":false,"remaini
 grep -qF "$expected" "$sim/decisions.jsonl" || { echo "trace replay decided otherwise" >&2; cat "$sim/decisions.jsonl" >&2; exit 1; }
 echo "npm run simulate --trace --rules --decisions: the third request in a second is denied"
 rm -rf "$sim"
+
+# A rules change rehearsed on recorded traffic: one address with three keys, one key from three
+# addresses; per address -> per key newly denies the shared key's third request (1 of 6).
+fixtures=test/fixtures/rehearse
+rehearse=(npm run -s rules -- rehearse --current "$fixtures/current.json" --proposed "$fixtures/proposed.json")
+out=$("${rehearse[@]}" --traffic "$fixtures/traffic.csv" --fail-if 'newly-denied>20%')
+grep -q 'newly denied 1 (16.667%, 1 key), newly allowed 1' <<<"$out" || { echo "rehearse: $out" >&2; exit 1; }
+grep -q '^pass: newly-denied>20%' <<<"$out" || { echo "rehearse: no verdict: $out" >&2; exit 1; }
+if out=$("${rehearse[@]}" --traffic "$fixtures/traffic.csv" --fail-if 'newly-denied>10%'); then
+  echo "rehearse did not fail a crossed --fail-if" >&2
+  exit 1
+fi
+grep -q '^FAIL: newly-denied>10%' <<<"$out" || { echo "rehearse: $out" >&2; exit 1; }
+if out=$("${rehearse[@]}" --traffic "$fixtures/bad.csv" 2>&1); then
+  echo "rehearse accepted a bad time" >&2
+  exit 1
+fi
+grep -q 'bad.csv:3: the time "yesterday" is not a time' <<<"$out" || { echo "rehearse: $out" >&2; exit 1; }
+grep -q -- '--fail-if <cond>' <<<"$(npm run -s rules -- rehearse --help)" || { echo "rehearse: no help" >&2; exit 1; }
+# The proposed rules decided in a second thread (the default) or in this one: the same report.
+for threads in 1 2; do
+  "${rehearse[@]}" --traffic "$fixtures/traffic.csv" --json --threads "$threads" >"$state/rehearse-$threads.json"
+done
+cmp "$state/rehearse-1.json" "$state/rehearse-2.json" || { echo "rehearse: 1 and 2 threads differ" >&2; exit 1; }
+echo "rules rehearse: newly denied counted, --fail-if exits 1 when crossed, a bad line named, --help, 1 thread = 2"

@@ -7,7 +7,7 @@
 import { runRules } from './cli/rules'
 import { rulesJsonSchema } from './json-schema'
 
-process.exitCode = runRules(process.argv.slice(2), {
+process.exitCode = await runRules(process.argv.slice(2), {
   program: 'npm run rules --',
   schema: rulesJsonSchema,
 })

@@ -62,9 +62,9 @@ export function matches(matcher: Matcher, facts: RequestFacts, view: PathView): 
   if (matcher.methods && !methodMatches(matcher.methods, facts)) return false
   if (matcher.paths) {
     const { path, route } = matcher.caseSensitive ? view.exact : view.folded
-    if (!matcher.paths.some((glob) => glob(path) || (route !== path && glob(route)))) return false
+    if (!anyGlob(matcher.paths, path, route)) return false
   }
-  if (matcher.hosts && !matcher.hosts.some((glob) => glob(facts.host))) return false
+  if (matcher.hosts && !anyGlob(matcher.hosts, facts.host, facts.host)) return false
   if (matcher.fields) {
     for (const { field, values } of matcher.fields) {
       const value = fieldValue(field, facts)
@@ -72,6 +72,18 @@ export function matches(matcher: Matcher, facts: RequestFacts, view: PathView): 
     }
   }
   return true
+}
+
+/**
+ * Whether any glob matches `text` or `alternative`. A loop, not `some` with a closure: every rule
+ * of every request asks, and each closure would be garbage.
+ */
+function anyGlob(globs: readonly Glob[], text: string, alternative: string): boolean {
+  for (let i = 0; i < globs.length; i++) {
+    const glob = globs[i]!
+    if (glob(text) || (alternative !== text && glob(alternative))) return true
+  }
+  return false
 }
 
 /**

@@ -89,25 +89,39 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
   const view = pathView(facts.path)
   const applying: { rule: Rule; key: string }[] = []
   const skipped: Skipped[] = []
-  for (const rule of ruleSet.rules) {
-    const shadow = shadowAll || rule.shadow
-    // `null`: the rule matches, but the request lacks a key part.
-    const key = forRule(rule, shadow, skipped, () =>
-      matches(rule.match, facts, view) ? (limitKey(rule, facts) ?? null) : undefined
-    )
+  // Indexed, with the errors caught in place: this runs for every rule of every request, and a
+  // closure per rule (or an iterator over the frozen list) is garbage per rule per request.
+  const rules = ruleSet.rules
+  for (let i = 0; i < rules.length; i++) {
+    const rule = rules[i]!
+    let key: string | null | undefined
+    try {
+      // `null`: the rule matches, but the request lacks a key part.
+      key = matches(rule.match, facts, view) ? (limitKey(rule, facts) ?? null) : undefined
+    } catch (error) {
+      unreadable(error, rule, shadowAll || rule.shadow, skipped)
+      continue
+    }
     if (key === null) skipped.push({ rule, why: 'no-key' })
     else if (key !== undefined) applying.push({ rule, key })
   }
-  const replaced = new Set(applying.flatMap(({ rule }) => rule.replaces))
+  const replaced = applying.some(({ rule }) => rule.replaces.length > 0)
+    ? new Set(applying.flatMap(({ rule }) => rule.replaces))
+    : undefined
   const checks: Check[] = []
   for (const { rule, key } of applying) {
-    if (replaced.has(rule.id)) {
+    if (replaced?.has(rule.id)) {
       skipped.push({ rule, why: 'replaced' })
       continue
     }
     const shadow = shadowAll || rule.shadow
-    const cost = forRule(rule, shadow, skipped, () => requestCost(rule.cost, facts))
-    if (cost === undefined) continue
+    let cost: number
+    try {
+      cost = requestCost(rule.cost, facts)
+    } catch (error) {
+      unreadable(error, rule, shadow, skipped)
+      continue
+    }
     const policy = rule.tiers ? tierPolicy(rule.policy, rule.tiers, facts) : rule.policy
     const failMode = shadow ? 'open' : rule.failMode
     const check: Check = {
@@ -139,19 +153,12 @@ export function planRequest(ruleSet: RuleSet, facts: RequestFacts): Plan {
 }
 
 /**
- * Runs `read`, naming the rule in any `BadRequestError` it throws. Caught on purpose, not to
- * answer it: a rule in shadow never blocks, not even with a 400, so its unreadable request is
- * noted in `skipped` and `undefined` returned.
+ * Handles what reading a rule's match, key or cost threw: a `BadRequestError` is thrown again
+ * naming the rule, except for a rule in shadow, which never blocks, not even with a 400: its
+ * unreadable request is noted in `skipped`. Anything else is thrown as it is.
  */
-function forRule<T>(rule: Rule, shadow: boolean, skipped: Skipped[], read: () => T): T | undefined {
-  try {
-    return read()
-  } catch (error) {
-    if (!(error instanceof BadRequestError)) throw error
-    if (shadow) {
-      skipped.push({ rule, why: 'unreadable' })
-      return undefined
-    }
-    throw new BadRequestError(error.field, error.message, rule.id)
-  }
+function unreadable(error: unknown, rule: Rule, shadow: boolean, skipped: Skipped[]): void {
+  if (!(error instanceof BadRequestError)) throw error
+  if (!shadow) throw new BadRequestError(error.field, error.message, rule.id)
+  skipped.push({ rule, why: 'unreadable' })
 }

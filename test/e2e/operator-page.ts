@@ -1,6 +1,7 @@
 // End-to-end test of the operator page (`npm run test:e2e`): starts the Worker with
 // `wrangler dev` on a free port, drives the page in headless Chromium (Debian's `chromium`,
-// through playwright-core) and saves a screenshot to docs/operator-page.png. Skipped, saying
+// through playwright-core) and saves screenshots to docs/operator-page.png and, of the rules
+// editor's rehearsal, docs/rehearse-page.png. Skipped, saying
 // so, only when no Chromium is found. Everything is bounded: the whole run stops after 75 s.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -9,12 +10,14 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { chromium, type Browser } from 'playwright-core'
 import { checkLive } from './live-steps.ts'
+import { checkRehearse } from './rehearse-steps.ts'
 
 const root = resolve(import.meta.dirname, '../..')
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const TOKEN = 'e2e-admin-token'
 const XSS = '<img src=x onerror=alert(1)>'
 const SCREENSHOT = join(root, 'docs/operator-page.png')
+const REHEARSAL = join(root, 'docs/rehearse-page.png')
 const auth = { Authorization: `Bearer ${TOKEN}` }
 
 let worker: ChildProcess | undefined
@@ -225,6 +228,12 @@ async function run(): Promise<void> {
     (await page.locator('#rules-state').innerText()).includes('bundled rules.json'),
     'nothing changed'
   )
+
+  // Rehearse a tightened document on dropped traffic, before saving it: see rehearse-steps.ts.
+  const bundled = JSON.parse(readFileSync(join(root, 'rules.json'), 'utf8')) as {
+    rules: Record<string, unknown>[]
+  }
+  await checkRehearse(page, bundled, REHEARSAL)
 
   await page.locator('#editor-panel').scrollIntoViewIfNeeded()
   await page.screenshot({ path: SCREENSHOT, fullPage: true })

@@ -7,6 +7,7 @@
  * once.
  */
 import { readFileSync } from 'node:fs'
+import { isMainThread } from 'node:worker_threads'
 import { helpText, USAGE_EXIT, usageMessage, UsageError } from './command-line'
 import { runPreflight } from './preflight'
 import { runRules } from './rules'
@@ -46,4 +47,6 @@ async function main(argv: string[]): Promise<number> {
   return USAGE_EXIT
 }
 
-process.exitCode = await main(process.argv.slice(2))
+// The same bundle is the entry of the thread a rehearsal decides its proposed rules in
+// (tools/rehearse/parallel.ts), which must not run the command line again.
+if (isMainThread) process.exitCode = await main(process.argv.slice(2))

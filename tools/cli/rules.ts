@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { RuleConfigError } from '../../src/errors'
 import { compileEnvoy, parseRulesText, type RuleSet } from '../../src/rules'
+import { REHEARSE_HELP, rehearseCommand } from '../rehearse/command'
 import { listArgs, listedRevisions, putArgs, type PushTarget } from '../rules-push'
 import {
   helpText,
@@ -46,7 +47,12 @@ interface RulesCommand {
   /** How many arguments it takes besides its options, at most (default 1). */
   most?: number
   /** Runs it; the exit status. */
-  run(line: CommandLine, context: RulesContext): number
+  run?(line: CommandLine, context: RulesContext): number
+  /**
+   * Runs it on its own arguments (those after its name), which it reads itself; the exit status.
+   * `usage` prints a problem with them, with the help's pointer, and returns the usage status.
+   */
+  own?(argv: string[], usage: (problem: string) => number): Promise<number>
 }
 
 /** The rules document a command reads when none is named. */
@@ -115,6 +121,11 @@ const COMMANDS: Record<string, RulesCommand> = {
       })
     },
   },
+  rehearse: {
+    ...REHEARSE_HELP,
+    most: Infinity,
+    own: rehearseCommand,
+  },
   schema: {
     args: '',
     does: 'Prints the JSON Schema of rules documents (what rules.schema.json holds).',
@@ -141,9 +152,10 @@ const COMMANDS: Record<string, RulesCommand> = {
  *
  * @param argv - the arguments after `rules`: a command, its arguments and options
  * @param context - how it is called, and the schema source
- * @returns the exit status: 0 done, 1 invalid or failed, 2 usage
+ * @returns the exit status: 0 done, 1 invalid or failed, 2 usage (a promise for a command that
+ *   reads files as streams: `rehearse`)
  */
-export function runRules(argv: readonly string[], context: RulesContext): number {
+export function runRules(argv: readonly string[], context: RulesContext): number | Promise<number> {
   const [name, ...rest] = argv
   if (name === '-h' || name === '--help') {
     console.log(help(context.program))
@@ -159,6 +171,16 @@ export function runRules(argv: readonly string[], context: RulesContext): number
     return USAGE_EXIT
   }
   const program = `${context.program} ${name}`
+  if (command.own) {
+    if (rest.includes('--help') || rest.includes('-h')) {
+      console.log(help(context.program, name))
+      return 0
+    }
+    return command.own([...rest], (problem) => {
+      console.error(usageMessage(program, new UsageError(problem)))
+      return USAGE_EXIT
+    })
+  }
   try {
     const line = readCommandLine(commandSpec(context.program, name), rest, true)
     if (line.help) {
@@ -168,7 +190,7 @@ export function runRules(argv: readonly string[], context: RulesContext): number
     const most = command.most ?? 1
     if (line.positionals.length > most)
       throw new UsageError(`unexpected arguments: ${line.positionals.slice(most).join(' ')}`)
-    return command.run(line, context)
+    return command.run!(line, context)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
     console.error(usageMessage(program, error))

@@ -1,50 +1,55 @@
 /**
  * @module tools/scale/heap
- * A binary min-heap of timed callbacks, ordered by time and then by the order they were added:
- * the scale simulator's event queue. Fake-timer libraries scan every timer per step, which is
- * too slow with thousands of isolates; this costs O(log n) per event.
+ * A binary min-heap of timed items, ordered by time and then by a sequence number: the scale
+ * simulator's event queue, and the rehearsal's reordering of recorded requests. Fake-timer
+ * libraries scan every timer per step, which is too slow with thousands of isolates; this costs
+ * O(log n) per item.
  */
 
-/** A callback due at `atMs`; `run` is cleared when it is cancelled. */
-export interface Scheduled {
+/** What the heap orders by: time, then `seq` (the order added, or any other tie-break). */
+export interface Timed {
   readonly atMs: number
   readonly seq: number
+}
+
+/** A callback due at `atMs`; `run` is cleared when it is cancelled. */
+export interface Scheduled extends Timed {
   run: (() => void) | undefined
 }
 
 /** The heap. */
-export class EventHeap {
-  readonly #items: Scheduled[] = []
+export class TimedHeap<T extends Timed> {
+  readonly #items: T[] = []
 
-  /** Events held, cancelled ones included. */
+  /** Items held (for events, cancelled ones included). */
   get size(): number {
     return this.#items.length
   }
 
-  /** The earliest event, if any. */
-  peek(): Scheduled | undefined {
+  /** The earliest item, if any. */
+  peek(): T | undefined {
     return this.#items[0]
   }
 
   /**
-   * Adds an event.
+   * Adds an item.
    *
-   * @param event - the event
+   * @param item - the item
    */
-  push(event: Scheduled): void {
+  push(item: T): void {
     const items = this.#items
-    let i = items.push(event) - 1
+    let i = items.push(item) - 1
     while (i > 0) {
       const parent = (i - 1) >> 1
-      if (!before(event, items[parent]!)) break
+      if (!before(item, items[parent]!)) break
       items[i] = items[parent]!
       i = parent
     }
-    items[i] = event
+    items[i] = item
   }
 
-  /** Removes and returns the earliest event. */
-  pop(): Scheduled | undefined {
+  /** Removes and returns the earliest item. */
+  pop(): T | undefined {
     const items = this.#items
     const top = items[0]
     const last = items.pop()
@@ -65,6 +70,9 @@ export class EventHeap {
   }
 }
 
-function before(a: Scheduled, b: Scheduled): boolean {
+/** The scale simulator's event queue. */
+export class EventHeap extends TimedHeap<Scheduled> {}
+
+function before(a: Timed, b: Timed): boolean {
   return a.atMs < b.atMs || (a.atMs === b.atMs && a.seq < b.seq)
 }

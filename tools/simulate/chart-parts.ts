@@ -67,7 +67,7 @@ export function perSecondPoints(values: readonly number[]): [number, number][] {
 /** A line series on one grid. */
 export function line(
   name: string,
-  data: [number, number][],
+  data: [number, number][] | number[],
   color: string,
   grid: number,
   extra: object = {}

@@ -150,12 +150,25 @@ function fitTable(rows: readonly AccuracyRow[]): Table {
   return { headings: WHICH_FITS_HEADINGS, rows: whichFits(rows) }
 }
 
-function toText({ headings, rows }: Table): string {
+function toText(table: Table): string {
+  return alignedText(table, (column) => isTextColumn(table.headings, column))
+}
+
+/**
+ * A table as aligned plain text for the terminal: a heading row, a rule, the rows; words
+ * left-aligned, figures right-aligned, two spaces between columns.
+ *
+ * @param table - its headings and rows (a cell per heading)
+ * @param isText - whether a column holds words
+ */
+export function alignedText(
+  { headings, rows }: { headings: readonly string[]; rows: readonly (readonly string[])[] },
+  isText: (column: number) => boolean
+): string {
   const table = [headings, ...rows]
   const widths = headings.map((_, c) => Math.max(...table.map((r) => r[c]!.length)))
-  const left = (c: number) => isTextColumn(headings, c)
-  const format = (r: string[]) =>
-    r.map((cell, c) => (left(c) ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')
+  const format = (r: readonly string[]) =>
+    r.map((cell, c) => (isText(c) ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')
   const rule = widths.map((w) => '-'.repeat(w)).join('  ')
   return [format(headings), rule, ...rows.map(format)].join('\n').replace(/ +$/gm, '')
 }

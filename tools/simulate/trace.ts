@@ -10,8 +10,12 @@ import { sortByTime, type Arrival } from './profile'
 /** A trace that cannot be replayed; the message names the source and, when known, the line. */
 export class TraceError extends Error {
   override name = 'TraceError'
+  /** The file name. */
+  readonly file: string
   /** 1-based line number of the problem, if it is on a line. */
   readonly line: number | undefined
+  /** What is wrong, without the file and line. */
+  readonly problem: string
 
   /**
    * @param source - the file name
@@ -20,7 +24,9 @@ export class TraceError extends Error {
    */
   constructor(source: string, line: number | undefined, problem: string) {
     super(line === undefined ? `${source}: ${problem}` : `${source}:${line}: ${problem}`)
+    this.file = source
     this.line = line
+    this.problem = problem
   }
 }
 
@@ -118,8 +124,15 @@ function parseCsv(lines: string[], headerIndex: number, source: string): Arrival
   return arrivals
 }
 
-/** Splits one CSV line (RFC 4180 quoting, no line breaks inside fields; a trailing CR dropped). */
-function splitCsvLine(raw: string, source: string, line: number): string[] {
+/**
+ * Splits one CSV line (RFC 4180 quoting, no line breaks inside fields; a trailing CR dropped).
+ *
+ * @param raw - the line
+ * @param source - the file name, for messages
+ * @param line - its 1-based number, for messages
+ * @throws {TraceError} for an unterminated quoted field or text after one
+ */
+export function splitCsvLine(raw: string, source: string, line: number): string[] {
   const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw
   const cells: string[] = []
   let at = 0

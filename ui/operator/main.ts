@@ -1,7 +1,8 @@
 /**
  * @module ui/main
  * The operator page (`GET <ADMIN_PREFIX>/`): logs in with the admin token, then shows the
- * rules in force, the live view, "try a request" and the rules editor, all from the admin API.
+ * rules in force, the live view, "try a request" and the rules editor (with its rehearsal of
+ * the editor's rules on recorded traffic), all from the admin API.
  */
 import { api, ApiError, setToken, token } from './api'
 import { byId } from './dom'
@@ -9,6 +10,7 @@ import { loadDocument, saveDocument } from './editor-view'
 import { runExplain } from './explain-view'
 import { keyLabel, keyPath } from './keys'
 import { showLive, type Live } from './live-view'
+import { initRehearse } from './rehearse-view'
 import { showRules, type RulesState } from './rules-view'
 
 /** How often the live view is read again (ms). */
@@ -31,8 +33,12 @@ async function guarded(action: () => Promise<void>): Promise<void> {
   }
 }
 
+/** The document in force, as last read: what a rehearsal compares the editor's with. */
+let inForce: unknown
+
 async function loadRules(): Promise<void> {
   const rules = await api<RulesState>('rules')
+  inForce = rules.document
   showRules(rules)
   return loadDocumentOnce(rules.document)
 }
@@ -105,6 +111,7 @@ function init(): void {
       if (await saveDocument()) await loadRules()
     })
   })
+  initRehearse(() => inForce)
   byId('rules-reload').addEventListener('click', () => {
     documentLoaded = false
     void guarded(loadRules)

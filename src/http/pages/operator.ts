@@ -1,12 +1,13 @@
 /**
  * @module http/pages/operator
- * The operator page under the admin prefix: `<prefix>/` (HTML), `<prefix>/ui/app.js` and
- * `<prefix>/ui/app.css`, built from ui/operator/ into {@link OPERATOR_HTML} and its siblings.
+ * The operator page under the admin prefix: `<prefix>/` (HTML), `<prefix>/ui/app.js`,
+ * `<prefix>/ui/app.css` and `<prefix>/ui/rehearse.js` (the worker that rehearses a rules change
+ * on dropped traffic), built from ui/operator/ into {@link OPERATOR_HTML} and its siblings.
  * They hold no data and are served without the token; everything the page shows it reads from
  * the token-protected admin API. A strict Content-Security-Policy allows only these files: no
  * inline script or style, no other origin, no framing.
  */
-import { OPERATOR_CSS, OPERATOR_HTML, OPERATOR_JS } from './operator-assets'
+import { OPERATOR_CSS, OPERATOR_HTML, OPERATOR_JS, OPERATOR_REHEARSE_JS } from './operator-assets'
 
 /** The policy of the page and its files. */
 export const OPERATOR_CSP = [
@@ -25,6 +26,7 @@ const FILES: Record<string, { body: string; type: string }> = {
   '/': { body: OPERATOR_HTML, type: 'text/html; charset=utf-8' },
   '/ui/app.js': { body: OPERATOR_JS, type: 'text/javascript; charset=utf-8' },
   '/ui/app.css': { body: OPERATOR_CSS, type: 'text/css; charset=utf-8' },
+  '/ui/rehearse.js': { body: OPERATOR_REHEARSE_JS, type: 'text/javascript; charset=utf-8' },
 }
 
 /**
