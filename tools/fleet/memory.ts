@@ -41,10 +41,10 @@ function heapUsed(url: string): Promise<number> {
       clearTimeout(timer)
       socket.close()
       resolve(message.result?.usedSize ?? 0)
-    }
-    socket.onerror = () => {
+    })
+    socket.addEventListener('error', () => {
       clearTimeout(timer)
       reject(new Error(`inspector ${url} failed`))
-    }
+    })
   })
 }

@@ -10,6 +10,7 @@
  */
 import { createServer } from 'node:net'
 import { dirname } from 'node:path'
+import type { Readable } from 'node:stream'
 import { Miniflare, type MiniflareOptions, type WorkerOptions } from 'miniflare'
 import { compatibilityDate } from '../../bench/targets'
 import { FLEET_PREFIX, SELF_BINDING, WORLD_BINDING, type CallCounts, type HopTable } from './entry'
@@ -73,7 +74,7 @@ export async function startRuntime(spec: RuntimeSpec): Promise<Runtime> {
     cf: false,
     logRequests: false,
     // The limiter's log lines (rules loaded, fail-opens) are not the harness's output.
-    handleRuntimeStdio: (stdout, stderr) => {
+    handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
       stdout.resume()
       stderr.pipe(process.stderr)
     },

@@ -46,7 +46,9 @@ export interface FleetSummary {
   failedClosed: number
   failedOpen: number
   connectionErrors: number
-  /** The largest heap of a fleet isolate (MB), and of the objects' isolate. */
+  /** The root's time on a call, hops left out (ms): its service time and queue. */
+  rootServiceMs: number | null
+  /** The largest heap of an isolate (MB), the objects' isolate among them. */
   isolateMemoryMb: number | null
   /** The fault: when (s from the start), how long, and how long after it the share was steady again. */
   fault: { atS: number; forS: number; recoveredAfterS: number | null } | null
@@ -132,9 +134,16 @@ export function summarise(options: FleetOptions, seen: Observed): FleetSummary {
     failedClosed: answered.filter((s) => s.status === 503 && options.failMode === 'closed').length,
     failedOpen: answered.filter((s) => s.unenforced).length,
     connectionErrors: sent.length - answered.length,
+    rootServiceMs: rootServiceMs(seen.counters),
     isolateMemoryMb: fleetMemory.length > 0 ? Math.max(...fleetMemory) : null,
     fault: fault ? faultOf(fault, seen.startMs, measured, isLocal, fromS, toS) : null,
   }
+}
+
+function rootServiceMs(counters: readonly CallCounts[]): number | null {
+  const calls = counters.reduce((a, c) => a + c.root[0], 0)
+  const ms = counters.reduce((a, c) => a + c.root[1], 0)
+  return calls > 0 ? round(ms / calls, 2) : null
 }
 
 /** When the fault was, and the first second after it from which the local share held steady. */
