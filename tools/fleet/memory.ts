@@ -31,8 +31,10 @@ function heapUsed(url: string): Promise<number> {
       socket.close()
       reject(new Error(`no heap usage from ${url}`))
     }, 5_000)
-    socket.onopen = () => socket.send(JSON.stringify({ id: 1, method: 'Runtime.getHeapUsage' }))
-    socket.onmessage = (event) => {
+    socket.addEventListener('open', () =>
+      socket.send(JSON.stringify({ id: 1, method: 'Runtime.getHeapUsage' }))
+    )
+    socket.addEventListener('message', (event: { data: unknown }) => {
       const message = JSON.parse(String(event.data)) as {
         id?: number
         result?: { usedSize: number }
