@@ -28,6 +28,10 @@ export interface SecondRow {
   rootCalls: number
   /** Calls that reached any object. */
   allCalls: number
+  /** Calls that reached the key's regional objects (`<root>@region:<hint>`). */
+  regionalCalls: number
+  /** Calls that reached the key's objects in locations (`<root>@<colo>`). */
+  locationCalls: number
   /** The root object's "overloaded" answers. */
   overloaded: number
   queueWaitP99Ms: number | null
@@ -55,6 +59,8 @@ export class Metrics implements ServerObserver {
   readonly #failedOpen: Int32Array
   readonly #rootCalls: Int32Array
   readonly #allCalls: Int32Array
+  readonly #regionalCalls: Int32Array
+  readonly #locationCalls: Int32Array
   readonly #overloaded: Int32Array
   readonly #latency: Histogram
   readonly #wait: Histogram
@@ -92,6 +98,8 @@ export class Metrics implements ServerObserver {
     this.#failedOpen = counts()
     this.#rootCalls = counts()
     this.#allCalls = counts()
+    this.#regionalCalls = counts()
+    this.#locationCalls = counts()
     this.#overloaded = counts()
     this.#latency = new Histogram(MAX_LATENCY_MS, this.#seconds)
     this.#wait = new Histogram(MAX_WAIT_MS, this.#seconds)
@@ -144,6 +152,8 @@ export class Metrics implements ServerObserver {
     const second = this.#second(atMs)
     this.#allCalls[second]!++
     if (name === this.#root) this.#rootCalls[second]!++
+    else if (name.startsWith(`${this.#root}@region:`)) this.#regionalCalls[second]!++
+    else if (name.startsWith(`${this.#root}@`)) this.#locationCalls[second]!++
   }
 
   /**
@@ -199,6 +209,8 @@ export class Metrics implements ServerObserver {
       idealAdmitted: j.idealPerSecond[s]!,
       rootCalls: this.#rootCalls[s]!,
       allCalls: this.#allCalls[s]!,
+      regionalCalls: this.#regionalCalls[s]!,
+      locationCalls: this.#locationCalls[s]!,
       overloaded: this.#overloaded[s]!,
       queueWaitP99Ms: this.#wait.quantile(0.99, s),
       latencyP99Ms: this.#latency.quantile(0.99, s),

@@ -81,4 +81,8 @@ export interface RunOptions {
   burstS?: number
   /** The conditions it runs in. */
   world: SimWorld
+  /** The key's limit and period, if not the scenario's (the fleet's world, `npm run fleet -- --compare`). */
+  policy?: { limit: number; periodMs: number }
+  /** Units each request costs (default 1). */
+  cost?: number
 }

@@ -67,7 +67,8 @@ export async function runScale(
     world,
     options.demand,
     durationMs,
-    options.burstS
+    options.burstS,
+    options
   )
   const sim = options.world
   const burstIsLimit = options.burstS === undefined
@@ -76,12 +77,13 @@ export async function runScale(
   const editAtMs = (sim.editAtS ?? Math.floor(options.seconds / 2)) * 1000
   const propagationMs = sim.propagationS * 1000
   // The requests of each version (before, after) and tier: one object each, as a rule's check is.
+  const cost = options.cost ?? 1
   const requests: SimRequest[][] = [before, after ?? before].map((version) =>
     version.map((policy) => ({
       rule: { id: 'scale' },
       key: 'scale',
       policy,
-      cost: 1,
+      cost,
       failMode: options.failMode,
     }))
   )
@@ -204,7 +206,16 @@ export async function runScale(
       })
     const tierOf = stream(options.seed, 'tiers')
     const pickTier = sim.tiers > 1 ? () => Math.floor(tierOf() * sim.tiers) : () => 0
-    await loop(clock, arrivals, fleet, metrics, pickTier, drain, START_MS + durationMs + TAIL_MS)
+    await loop(
+      clock,
+      arrivals,
+      fleet,
+      metrics,
+      pickTier,
+      drain,
+      START_MS + durationMs + TAIL_MS,
+      cost
+    )
   } finally {
     console.warn = warn
     errors.stackTraceLimit = stackTraceLimit
@@ -258,7 +269,8 @@ async function loop(
   metrics: Metrics,
   pickTier: () => number,
   drain: () => Promise<void>,
-  endMs: number
+  endMs: number,
+  cost: number
 ): Promise<void> {
   let nextFlushMs = START_MS + 1000
   for (;;) {
@@ -270,14 +282,14 @@ async function loop(
     while (Math.floor(arrivals.nextMs) <= nowMs - START_MS) {
       const client = fleet.pick(arrivals.take())
       const tier = pickTier()
-      metrics.request(nowMs, COST, tier)
+      metrics.request(nowMs, cost, tier)
       const verdict = client.decide(tier)
       if (verdict instanceof Promise)
         verdict.then(
-          (v) => metrics.decided(nowMs, COST, v, clock.nowMs, tier),
-          () => metrics.decided(nowMs, COST, FAILED, clock.nowMs, tier)
+          (v) => metrics.decided(nowMs, cost, v, clock.nowMs, tier),
+          () => metrics.decided(nowMs, cost, FAILED, clock.nowMs, tier)
         )
-      else metrics.decided(nowMs, COST, verdict, nowMs, tier)
+      else metrics.decided(nowMs, cost, verdict, nowMs, tier)
     }
     // Whatever the instant's events and requests started runs before the clock moves on.
     do await drain()
@@ -288,9 +300,6 @@ async function loop(
     }
   }
 }
-
-/** Every request's cost. */
-const COST = 1
 
 /** A decision that threw (the adapter catches what the limiter throws: this is a bug). */
 const FAILED: Verdict = { allowed: false, enforced: false, local: false }

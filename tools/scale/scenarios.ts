@@ -64,13 +64,19 @@ export interface ScenarioPlan {
  * @param scenario - the scenario
  * @param algorithm - the algorithm
  * @param burstS - a bucket's burst in seconds of its rate (its limit when unset)
+ * @param own - a limit and period other than the scenario's
  */
 export function policyOf(
   scenario: ScenarioName,
   algorithm: AlgorithmName,
-  burstS?: number
+  burstS?: number,
+  own?: { limit: number; periodMs: number }
 ): LeasablePolicy {
-  const [limit, periodMs] = scenario === 'small-key' ? [10, 1_000] : [6_000_000, 60_000]
+  const [limit, periodMs] = own
+    ? [own.limit, own.periodMs]
+    : scenario === 'small-key'
+      ? [10, 1_000]
+      : [6_000_000, 60_000]
   const burst =
     burstS === undefined ? limit : Math.max(1, Math.round((burstS * 1000 * limit) / periodMs))
   return algorithm === 'token-bucket' || algorithm === 'gcra'
@@ -87,6 +93,7 @@ export function policyOf(
  * @param demand - demand as a multiple of the limit's rate
  * @param durationMs - the run's length
  * @param burstS - a bucket's burst in seconds of its rate (its limit when unset)
+ * @param own - a limit and period other than the scenario's, and the units a request costs
  */
 export function planScenario(
   scenario: ScenarioName,
@@ -94,10 +101,12 @@ export function planScenario(
   world: World,
   demand: number,
   durationMs: number,
-  burstS?: number
+  burstS?: number,
+  own?: { policy?: { limit: number; periodMs: number }; cost?: number }
 ): ScenarioPlan {
-  const policy = policyOf(scenario, algorithm, burstS)
-  const ratePerMs = (demand * policy.limit) / policy.periodMs
+  const policy = policyOf(scenario, algorithm, burstS, own?.policy)
+  // Requests per ms: demand is in units, each request `cost` of them.
+  const ratePerMs = (demand * policy.limit) / policy.periodMs / (own?.cost ?? 1)
   const base = world.locations.map((location) => location.weight)
   const midMs = Math.floor(durationMs / 2 / 1000) * 1000
   const steady = (weights: readonly number[]) => () => ({ ratePerMs, weights })

@@ -30,6 +30,11 @@ export interface Summary {
   objectCallsPerSecond: { mean: number; peak: number }
   /** The same for every object together. */
   allObjectCallsPerSecond: { mean: number; peak: number }
+  /** The same for the key's regional objects, and for its objects in locations. */
+  tierCallsPerSecond: {
+    regional: { mean: number; peak: number }
+    location: { mean: number; peak: number }
+  }
   /** The root object's queue wait (ms). */
   queueWaitMs: { p50: number | null; p99: number | null }
   /** The root object's "overloaded" answers after the warm-up, and during it. */
@@ -127,6 +132,10 @@ export function summarise(options: RunOptions, metrics: Metrics, facts: RunFacts
     requests: total((r) => r.demand),
     objectCallsPerSecond: perSecond((r) => r.rootCalls),
     allObjectCallsPerSecond: perSecond((r) => r.allCalls),
+    tierCallsPerSecond: {
+      regional: perSecond((r) => r.regionalCalls),
+      location: perSecond((r) => r.locationCalls),
+    },
     queueWaitMs: {
       p50: metrics.queueWaitMs(0.5, from, to),
       p99: metrics.queueWaitMs(0.99, from, to),
