@@ -40,7 +40,7 @@ export interface HopTable {
 }
 
 /** A fault on the calls to the key's root, as the harness sets it. */
-export interface RootFault {
+interface RootFault {
   /** Added to each hop to the root (ms). */
   extraMs: number
   /** The root is unreachable from this time (epoch ms) … */
