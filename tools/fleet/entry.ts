@@ -39,16 +39,6 @@ export interface HopTable {
   regionAt: Record<string, number>
 }
 
-/** A fault on the calls to the key's root, as the harness sets it. */
-interface RootFault {
-  /** Added to each hop to the root (ms). */
-  extraMs: number
-  /** The root is unreachable from this time (epoch ms) … */
-  downFromMs: number
-  /** … until this one. */
-  downUntilMs: number
-}
-
 /** What one isolate counted at its binding. */
 export interface CallCounts {
   /** Calls per epoch second to root, regional and location objects. */
