@@ -5,10 +5,10 @@
  * instance per isolate ({@link limiterIsolate}); tests make several to stand in for isolates.
  */
 import type { Decision } from '../types'
-import { BlockCache } from './block-cache'
-import { Coalescer } from './coalesce'
+import { BlockCache } from './exact/block-cache'
+import { Coalescer } from './exact/coalesce'
 import type { BatchItem } from './rate-limiter-object'
-import { ClientStats, clientStats } from './stats'
+import { ClientStats, clientStats } from './calls/stats'
 
 /** A request's decision, and whether this isolate took it without a call. */
 export interface Answer {

@@ -9,9 +9,9 @@
  */
 import type { SlidingWindowPolicy } from '../algorithms'
 import type { FailMode, Placement } from '../types'
-import type { ChargeResult } from './charge-call'
+import type { ChargeResult } from './calls/charge-call'
 import type { LimiterNamespace } from './limiter-namespace'
-import { isolateLeases, type LeaseBook } from './leases'
+import { isolateLeases, type LeaseBook } from './leased/leases'
 
 /**
  * Appended to a limit key to name its messages object. Key values are percent-encoded and rule

@@ -32,7 +32,7 @@ import { reserveUnderVersions } from '../algorithms/reserve-versions'
 import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
-import type { LeaseKey, Lot } from './key-lease'
+import type { LeaseKey, Lot } from './leased/key-lease'
 import {
   batchCap,
   horizonFor,
@@ -41,11 +41,11 @@ import {
   ROOT_PACING,
   SCARCE_ROOT_PACING,
   stepShare,
-} from './lease-sizing'
-import { Lessees } from './lessees'
-import { LocationLessor } from './location-lessor'
-import type { ObjectNamespace } from './object-name'
-import type { Lessor, LesseeAsk, Reservation } from './reservation'
+} from './leased/lease-sizing'
+import { Lessees } from './leased/lessees'
+import { LocationLessor } from './leased/location-lessor'
+import type { ObjectNamespace } from './calls/object-name'
+import type { Lessor, LesseeAsk, Reservation } from './leased/reservation'
 
 /**
  * The stored record (`algorithms/key-record.ts`): the state of the family written last (an

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { clientStats } from '../../src/limiter/stats'
+import { clientStats } from '../../src/limiter/calls/stats'
 import { freezeClock } from '../support/clock'
 import { client, parseRateLimit, rules } from '../support/http'
 

@@ -9,8 +9,8 @@ import {
   type ChargeCall,
   type LimiterNamespace,
 } from '../../src/limiter/client'
-import { isolateLeases } from '../../src/limiter/leases'
-import { MAX_OBJECT_NAME_LENGTH, objectName } from '../../src/limiter/object-name'
+import { isolateLeases } from '../../src/limiter/leased/leases'
+import { MAX_OBJECT_NAME_LENGTH, objectName } from '../../src/limiter/calls/object-name'
 
 /** Ample for a decision: a first call to a new object can take over a second on a loaded machine. */
 const CALL_MS = 10_000

@@ -2,14 +2,14 @@ import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { SlidingWindowPolicy } from '../../src/algorithms'
 import { peek } from '../../src/limiter/client'
-import { LeaseBook } from '../../src/limiter/leases'
+import { LeaseBook } from '../../src/limiter/leased/leases'
 import {
   messagesKey,
   openMessageBudget,
   type MessageBudget,
   type MessageBudgetRef,
 } from '../../src/limiter/message-budget'
-import { ClientStats } from '../../src/limiter/stats'
+import { ClientStats } from '../../src/limiter/calls/stats'
 import { freezeClock } from '../support/clock'
 
 const HOUR = 3_600_000

@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest'
 import type { Policy } from '../../src/algorithms'
 import type { LeasablePolicy } from '../../src/algorithms/reserve'
 import { alarmJitterMs, MAX_ALARM_JITTER_MS } from '../../src/limiter/alarm-jitter'
-import { horizonFor, ROOT_PACING, SCARCE_ROOT_PACING } from '../../src/limiter/lease-sizing'
+import { horizonFor, ROOT_PACING, SCARCE_ROOT_PACING } from '../../src/limiter/leased/lease-sizing'
 import { RateLimiterObject } from '../../src/limiter/rate-limiter-object'
 import { freezeClock } from '../support/clock'
 

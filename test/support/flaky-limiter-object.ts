@@ -25,11 +25,11 @@
 import { DurableObject } from 'cloudflare:workers'
 import { chargeKey, type KeyState, type Policy } from '../../src/algorithms'
 import { reserveKey, type LeasablePolicy } from '../../src/algorithms/reserve'
-import type { ObjectNamespace } from '../../src/limiter/object-name'
-import type { LeaseKey } from '../../src/limiter/key-lease'
-import { REGION_PREFIX } from '../../src/limiter/lease-calls'
-import { LocationLessor } from '../../src/limiter/location-lessor'
-import type { LesseeAsk, Reservation } from '../../src/limiter/reservation'
+import type { ObjectNamespace } from '../../src/limiter/calls/object-name'
+import type { LeaseKey } from '../../src/limiter/leased/key-lease'
+import { REGION_PREFIX } from '../../src/limiter/leased/lease-calls'
+import { LocationLessor } from '../../src/limiter/leased/location-lessor'
+import type { LesseeAsk, Reservation } from '../../src/limiter/leased/reservation'
 import type { Decision } from '../../src/types'
 
 /** An error as the runtime flags it. */

@@ -10,7 +10,7 @@ import type { FleetOptions } from './options'
 import { isolateMemoryMb } from './memory'
 import { allowedPerWindow, editedLimit, RULE_ID, rulesDocument } from './rules'
 import { ADMIN_TOKEN, startRuntime, type Runtime } from './runtime'
-import { summarise, type FleetSummary } from './summary'
+import { summarise, type FaultTimes, type FleetSummary } from './summary'
 import { fleetWorld } from './world'
 
 /** Most requests in flight from the harness. */
@@ -21,18 +21,6 @@ const EDIT_OVERLAP_MS = 20_000
 const SLOW_ROOT_MS = 10_000
 /** How long the root is unreachable in `root-down` (ms). */
 const ROOT_DOWN_MS = 5_000
-
-/** What the scenario did, when (epoch ms). */
-export interface FaultTimes {
-  /** When the fault began. */
-  fromMs: number
-  /** When it was over (the runtime back, the root reachable, both versions no longer served). */
-  untilMs: number
-  /** Instants where the key's count restarts (a reset). */
-  cuts: number[]
-  /** The limit from `fromMs` on, when an edit changes it. */
-  limitAfter?: number
-}
 
 /**
  * Runs the fleet once.

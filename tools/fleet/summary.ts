@@ -9,9 +9,20 @@ import type { CallCounts } from './entry'
 import { judge, segmentsOf, type WindowCount } from './judge'
 import type { Sent } from './load'
 import type { FleetOptions } from './options'
-import type { FaultTimes } from './run'
 import { quantile, rateOf, settledAt, type Rate } from './stats'
 import type { FleetWorld } from './world'
+
+/** What the scenario did, when (epoch ms). */
+export interface FaultTimes {
+  /** When the fault began. */
+  fromMs: number
+  /** When it was over (the runtime back, the root reachable, both versions no longer served). */
+  untilMs: number
+  /** Instants where the key's count restarts (a reset). */
+  cuts: number[]
+  /** The limit from `fromMs` on, when an edit changes it. */
+  limitAfter?: number
+}
 
 /** Seconds at the start left out of rates, shares and percentiles. */
 export const WARMUP_S = 5

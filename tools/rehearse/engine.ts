@@ -19,7 +19,7 @@ import {
 import { gateKey } from '../../src/algorithms/gate'
 import { BadRequestError } from '../../src/errors'
 import { degradation } from '../../src/http/request/degrade'
-import { BlockCache } from '../../src/limiter/block-cache'
+import { BlockCache } from '../../src/limiter/exact/block-cache'
 import { planRequest, responseCost, type Check, type Rule, type RuleSet } from '../../src/rules'
 import type { Decision, RequestFacts } from '../../src/types'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { ClientStatsSnapshot } from '../../../src/limiter/stats'
+import type { ClientStatsSnapshot } from '../../../src/limiter/calls/stats'
 import { client, rules } from '../../support/http'
 
 const TOKEN = 'stats-test-token'

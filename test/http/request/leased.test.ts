@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import type { ClientStatsSnapshot } from '../../../src/limiter/stats'
+import type { ClientStatsSnapshot } from '../../../src/limiter/calls/stats'
 import { freezeClock } from '../../support/clock'
 import { client, rules } from '../../support/http'
 

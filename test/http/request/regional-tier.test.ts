@@ -1,8 +1,8 @@
 import { env } from 'cloudflare:workers'
 import { describe, expect, it } from 'vitest'
 import { UNENFORCED_HEADER } from '../../../src/http/request/rate-limit'
-import { REGION_PREFIX } from '../../../src/limiter/lease-calls'
-import { REGIONAL_RATE_PER_S } from '../../../src/limiter/location-lessor'
+import { REGION_PREFIX } from '../../../src/limiter/leased/lease-calls'
+import { REGIONAL_RATE_PER_S } from '../../../src/limiter/leased/location-lessor'
 import { flakyLeased, quietConsole } from '../../support/flaky-leased'
 
 // A key of a high rate passes through three tiers: the isolate's location object, the key's
