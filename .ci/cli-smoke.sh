@@ -59,8 +59,8 @@ explains_itself() {
   grep -q 'unknown option --no-such-option.*--help' <<<"$out" ||
     { echo "$* --no-such-option: $out" >&2; exit 1; }
 }
-for entry in "rules --" "rules -- push" "preflight --" "simulate --" "simulate:scale --" "fuzz --" \
-  "bench --" "bench:profile --"; do
+for entry in "rules --" "rules -- push" "rules -- rehearse" "preflight --" "simulate --" \
+  "simulate:scale --" "fuzz --" "bench --" "bench:profile --" "fleet --"; do
   # shellcheck disable=SC2086
   explains_itself npm run -s $entry
   echo "npm run $entry --help: every option with its default; an unknown option refused (exit 2)"

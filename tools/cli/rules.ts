@@ -176,10 +176,18 @@ export function runRules(argv: readonly string[], context: RulesContext): number
       console.log(help(context.program, name))
       return 0
     }
-    return command.own([...rest], (problem) => {
+    const usage = (problem: string) => {
       console.error(usageMessage(program, new UsageError(problem)))
       return USAGE_EXIT
-    })
+    }
+    // Named as every other command names it, before the command reads its own options.
+    const known = new Set(command.options.map((option) => `--${option.name}`))
+    const end = rest.indexOf('--')
+    const unknown = (end < 0 ? rest : rest.slice(0, end)).find(
+      (arg) => arg.startsWith('-') && arg !== '-' && !known.has(arg.split('=')[0]!)
+    )
+    if (unknown !== undefined) return usage(`unknown option ${unknown}`)
+    return command.own([...rest], usage)
   }
   try {
     const line = readCommandLine(commandSpec(context.program, name), rest, true)

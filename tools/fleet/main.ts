@@ -25,7 +25,7 @@ export async function main(argv: string[], root: string): Promise<number> {
     command = readCommand(argv)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    console.error(`fleet: ${error.message}\n\n${USAGE}`)
+    console.error(`${error.message}; see npm run fleet -- --help`)
     return 2
   }
   if (command.help) {

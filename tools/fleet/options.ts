@@ -50,21 +50,22 @@ export interface Command {
 /** The help text. */
 export const USAGE = `usage: npm run fleet -- [options]
 
-  --scenario <name>     ${Object.keys(SCENARIOS).join(', ')} (default steady)
-  --algorithm <name>    ${ALGORITHMS.join(', ')} (default sliding-window)
-  --demand <x>          demand as a multiple of the limit's rate, 0.5 to 3 (default 1.2)
-  --isolates <n>        Worker isolates (default 12)
-  --locations <n>       locations, in as many regions as the world gives (default 4)
-  --seconds <n>         seconds of load, 10 to 300 (default 40)
-  --seed <n>            seeds the traffic (default 1)
-  --limit <units>       units per period (default 20000: 2,000 a second, the regional tier)
-  --period <s>          the period (default 10)
-  --cost <units>        units each request costs (default 10)
-  --fail-mode <mode>    open or closed (default open; root-down runs both)
-  --compare             run the scale simulator in the same world and print both
-  --check               CI's form: a short steady run and the deploy fault; fails on over-admission or a 5xx
-  --json                print one JSON line per run
-  --help                print this
+  --scenario <name>     ${Object.keys(SCENARIOS).join(', ')} (default: steady)
+  --algorithm <name>    ${ALGORITHMS.join(', ')} (default: sliding-window)
+  --demand <x>          demand as a multiple of the limit's rate, 0.5 to 3 (default: 1.2)
+  --isolates <n>        Worker isolates (default: 12)
+  --locations <n>       locations, in as many regions as the world gives (default: 4)
+  --seconds <n>         seconds of load, 10 to 300 (default: 40)
+  --seed <n>            seeds the traffic (default: 1)
+  --limit <units>       units per period (default: 20000: 2,000 a second, the regional tier)
+  --period <s>          the period (default: 10)
+  --cost <units>        units each request costs (default: 10)
+  --fail-mode <mode>    open or closed (default: open; root-down runs both)
+  --compare             run the scale simulator in the same world and print both (default: off)
+  --check               CI's form: a short steady run and the deploy fault; fails on
+                        over-admission or a 5xx (default: off)
+  --json                print one JSON line per run (default: off)
+  -h, --help            print this (default: off)
 
 Exit status: 0; 1 when a run over-admitted or answered a 5xx other than a fail-closed 503; 2 for a bad flag.`
 
@@ -95,7 +96,7 @@ const SWITCHES = new Set(['compare', 'check', 'json', 'help'])
 export function readCommand(argv: readonly string[]): Command {
   const values: Record<string, string | true> = {}
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
+    const arg = argv[i] === '-h' ? '--help' : argv[i]!
     if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`)
     const [flag, inline] = arg.slice(2).split(/=(.*)/s) as [string, string | undefined]
     if (SWITCHES.has(flag)) {
@@ -106,7 +107,7 @@ export function readCommand(argv: readonly string[]): Command {
       if (value === undefined || value.startsWith('--'))
         throw new UsageError(`--${flag} needs a value`)
       values[flag] = value
-    } else throw new UsageError(`unknown flag --${flag}`)
+    } else throw new UsageError(`unknown option --${flag}`)
   }
   const text = (flag: string, fallback: string) => {
     const value = values[flag]
