@@ -11,7 +11,7 @@
 #  3. what it printed checked: 200s then 429s, the client waiting out a 429 before its 200, and
 #     the package's command line (`npx edge-rate-limiter`) on a valid and a broken rules document
 #     and its preflight;
-#  4. the package's own checks on the tarball the README built: at most 190 kB packed, every link
+#  4. the package's own checks on the tarball the README built: at most 220 kB packed, every link
 #     of its README absolute, and its declarations clean under the README's nodenext and strict
 #     flags without skipLibCheck.
 # If port 8787 is taken, LIBRARY_PATH_PORT (or a free port) stands for it in the blocks.
@@ -139,7 +139,7 @@ tarball=$(cd "$clone" && ls edge-rate-limiter-*.tgz)
 size=$(stat -c %s "$clone/$tarball")
 echo "packed $tarball: $size bytes, $(tar tzf "$clone/$tarball" | wc -l) files; the largest:"
 tar tzvf "$clone/$tarball" | sort -k3 -n -r | awk 'NR <= 5 { print "  " $3 "  " $6 }'
-((size <= 190000)) || fail "the tarball is $size bytes (at most 190 kB)"
+((size <= 220000)) || fail "the tarball is $size bytes (at most 220 kB)"
 # Its README is read on the registry's page, where only absolute links lead anywhere.
 relative=$(tar xzf "$clone/$tarball" -O package/README.md | grep -oE '\]\([^)]*\)|^\[[^]]+\]: .*' |
   grep -vE '\]\((https?:|#)|\]: https?:' || true)
