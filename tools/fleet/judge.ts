@@ -65,8 +65,10 @@ export function judge(admissions: readonly Admission[], segments: readonly Segme
         room -= item[1]
         placed[k]! += item[1]
       } else if (item[0] <= k) {
+        // Its last chance: what it takes past the bound is over-admitted, not all of it.
         placed[k]! += item[1]
-        over += item[1]
+        over += item[1] - room
+        room = 0
       } else later.push(item)
     }
     pending = later
