@@ -36,7 +36,7 @@ export function tooManyRequests(
       retry_after: seconds,
       'violated-policies': denied.map(({ check }) => check.rule.id),
     },
-    headers as [string, string][]
+    Object.fromEntries(headers)
   )
 }
 
