@@ -19,6 +19,12 @@ export interface LimitSpec {
   path?: string
   /** The project's per-rule consistency mode (issue 10's leases); the default is exact. */
   consistency?: 'leased'
+  /**
+   * The project's watched path: the rule's `nearLimit` is this fraction, its keys are hidden
+   * (`showKeys: false`, HMAC under `KEY_HASH_SECRET`) and near-limit alerts are POSTed to the
+   * origin (`ALERT_WEBHOOK_URL`); the live view is on in every run.
+   */
+  nearLimit?: number
 }
 
 /** A scenario that cannot run on a target, with the reason shown in the table. */
@@ -39,7 +45,7 @@ interface Kind {
   config?: string
   /** Why this scenario cannot run here, if it cannot. */
   refuses: (spec: LimitSpec) => string | undefined
-  vars: (spec: LimitSpec) => Record<string, string>
+  vars: (spec: LimitSpec, origin: string) => Record<string, string>
   configure?: (url: string, spec: LimitSpec) => Promise<void>
   /** When the first idle key created at `createdAtMs` has its cleanup alarm run. */
   firstAlarmDueMs?: (createdAtMs: number, periodMs: number) => number
@@ -53,7 +59,7 @@ const KINDS: Record<LimiterName, Kind> = {
     // The live view's stats object, so the metrics' cost is in every run.
     moreObjects: { LIMITER_STATS: { className: 'LiveStatsObject', useSQLite: true } },
     refuses: () => undefined,
-    vars: () => projectVars(),
+    vars: (spec, origin) => projectVars(spec, origin),
     configure: putRules,
     // A sliding-window key's state expires two periods after the start of the window it was
     // last charged in (windows are aligned to multiples of the period).
@@ -80,7 +86,7 @@ const KINDS: Record<LimiterName, Kind> = {
   },
 }
 
-function projectVars(): Record<string, string> {
+function projectVars(spec: LimitSpec, origin: string): Record<string, string> {
   return {
     // BENCH_METRICS=off measures without metrics and live view (their cost is the difference).
     METRICS: process.env.BENCH_METRICS === 'off' ? 'off' : 'on',
@@ -88,11 +94,15 @@ function projectVars(): Record<string, string> {
     LIMITER_TIMEOUT_MS: '1000',
     RATE_LIMIT_HEADERS: 'both',
     ADMIN_TOKEN,
+    ...(spec.nearLimit === undefined
+      ? {}
+      : { KEY_HASH_SECRET: 'bench-key-hash-secret', ALERT_WEBHOOK_URL: `${origin}/alerts` }),
   }
 }
 
 function refusesRules(who: string, spec: LimitSpec): string | undefined {
   if (spec.consistency !== undefined) return `${who} has no ${spec.consistency} mode`
+  if (spec.nearLimit !== undefined) return `${who} has no live view, alerts or hidden keys`
   if (spec.path !== undefined) return `${who} limits every path`
   return undefined
 }
@@ -159,7 +169,7 @@ export async function startLimiter(
       [kind.binding]: { className: kind.className, useSQLite: kind.useSQLite },
       ...kind.moreObjects,
     },
-    { ORIGIN: origin, [LATENCY_BINDING]: String(latencyMs), ...kind.vars(spec) },
+    { ORIGIN: origin, [LATENCY_BINDING]: String(latencyMs), ...kind.vars(spec, origin) },
     inspectorPort
   )
   try {
@@ -184,6 +194,7 @@ export function rulesFor(spec: LimitSpec): RulesDocument {
         limit: spec.limit,
         period: `${spec.periodS}s`,
         ...(spec.consistency === undefined ? {} : { consistency: spec.consistency }),
+        ...(spec.nearLimit === undefined ? {} : { nearLimit: spec.nearLimit, showKeys: false }),
       },
     ],
   }

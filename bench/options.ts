@@ -66,7 +66,7 @@ export const BENCH: CommandSpec = {
       name: 'keys',
       value: '<n>',
       default: '10000; --quick 2000',
-      does: 'distinct keys of many-keys and the alarm scenarios',
+      does: 'distinct keys of many-keys, watched-keys and the alarm scenarios',
     },
     {
       name: 'do-latency',

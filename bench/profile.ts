@@ -46,7 +46,7 @@ const PROFILE: CommandSpec = {
       name: 'keys',
       value: '<n>',
       default: '2000',
-      does: 'distinct keys of the many-keys scenario',
+      does: 'distinct keys of the many-keys and watched-keys scenarios',
     },
     { name: 'top', value: '<n>', default: '40', does: 'functions to print' },
   ],

@@ -24,6 +24,12 @@ export interface Scenario {
 /** A limit no load reaches: every request is allowed and charged. */
 const UNREACHABLE = 1_000_000_000
 const HOUR_S = 3600
+/**
+ * The watched scenario's limit and near-limit fraction: a key crosses at remaining ≤ 998.5,
+ * its second request, and is never limited in a run (a key gets a few dozen requests at most).
+ */
+const WATCHED_LIMIT = 1000
+const WATCHED_NEAR_LIMIT = 0.0015
 
 /**
  * The period of the alarm scenarios when no many-keys run has timed key creation. Otherwise it
@@ -42,6 +48,16 @@ export const SCENARIOS: readonly Scenario[] = [
     spec: { limit: UNREACHABLE, periodS: HOUR_S, path: '/elsewhere/*' },
   },
   { name: 'many-keys', kind: 'load', keys: 'many', spec: { limit: UNREACHABLE, periodS: HOUR_S } },
+  // What every operator turns on, on many keys: the live view, near-limit alerts (POSTed to a
+  // webhook) and hidden keys (HMAC). Every key crosses its near-limit on its second request (the
+  // warm-up gave it its first), so the run raises one event per key: 10 a minute are announced,
+  // their keys hashed, the rest counted. No key is limited.
+  {
+    name: 'watched-keys',
+    kind: 'load',
+    keys: 'many',
+    spec: { limit: WATCHED_LIMIT, periodS: HOUR_S, nearLimit: WATCHED_NEAR_LIMIT },
+  },
   { name: 'new-keys', kind: 'load', keys: 'new', spec: { limit: UNREACHABLE, periodS: HOUR_S } },
   // The warm-up alone spends the limit: nearly every measured request is denied.
   { name: 'mostly-denied', kind: 'load', keys: 'hot', spec: { limit: 10, periodS: HOUR_S } },

@@ -34,7 +34,8 @@ export function createApp(options: Partial<RateLimitOptions> = {}): Hono<Limiter
   app.use(rateLimit({ ...options, rules: wiring.source, limiter: wiring.namespaceOf }))
   app.all('*', async (c) => {
     // The limiter's own secrets never reach the origin, whatever path they were sent to.
-    if (await carriesLimiterSecret(c.req.raw.headers, c.env)) throw secretRefused()
+    const carries = carriesLimiterSecret(c.req.raw.headers, c.env)
+    if (typeof carries === 'boolean' ? carries : await carries) throw secretRefused()
     const settings = readSettings(c.env)
     const request =
       settings.methodOverride === 'strip' ? withoutMethodOverride(c.req.raw) : c.req.raw

@@ -222,12 +222,20 @@ export function familyState(
   families: readonly FamilyState[],
   policy: Policy,
   nowMs: number,
-  leased = false
+  leased: Leased = false
 ): KeyState | undefined {
   for (const family of families) if (ofFamily(family, policy)) return family.state
   const last = families[0]
-  return last ? carryKey(last, policy, nowMs, leased) : undefined
+  return last
+    ? carryKey(last, policy, nowMs, typeof leased === 'function' ? leased() : leased)
+    : undefined
 }
+
+/**
+ * Whether a key's units are leased ({@link carryKey}), or how to find out: asked only when a
+ * state is carried over, which most calls never need (finding out may cost the caller a read).
+ */
+export type Leased = boolean | (() => boolean)
 
 /**
  * The record with `policy`'s family set to `state` (first, as written last), and only the
@@ -278,7 +286,7 @@ export function decideOnRecord(
   nowMs: number,
   cost: number,
   step: KeyStep,
-  leased = false
+  leased: Leased = false
 ): { record: KeyRecord | undefined; decision: Decision } {
   const families = record?.families ?? []
   const noted = noteInUse(record?.inUse ?? [], policy, nowMs)
@@ -310,7 +318,7 @@ function stricterOf(
   nowMs: number,
   cost: number,
   step: KeyStep,
-  leased: boolean
+  leased: Leased
 ): { record: KeyRecord; decision: Decision } {
   const stateOf = (each: Policy) => familyState(families, each, nowMs, leased)
   const steps = [

@@ -171,7 +171,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const nowMs = this[OBJECT_CLOCK]()
     // No await between the read and the write: the input gate makes this atomic per key.
     const record = this.#read()
-    const decided = decideOnRecord(record, policy, nowMs, cost, step, this.#carriesLeases(record))
+    const decided = decideOnRecord(record, policy, nowMs, cost, step, this.#leased)
     if (decided.record && decided.record !== record) this.#write(decided.record)
     return moreIn(decided, policy, nowMs)
   }
@@ -364,8 +364,7 @@ export class RateLimiterObject extends DurableObject implements Lessor {
     const record = this.#read()
     let held = record
     const decisions = items.map(({ policy, cost }) => {
-      const leased = this.#carriesLeases(held)
-      const decided = decideOnRecord(held, policy, nowMs, cost, chargeKey, leased)
+      const decided = decideOnRecord(held, policy, nowMs, cost, chargeKey, this.#leased)
       held = decided.record
       return moreIn(decided, policy, nowMs)
     })
@@ -438,11 +437,10 @@ export class RateLimiterObject extends DurableObject implements Lessor {
 
   /**
    * Whether a state carried over from another family must count units lessees may hold: the
-   * key has served reservations (it has a lease epoch). Read only when a family has no state.
+   * key has served reservations (it has a lease epoch). Asked only when a family has no state
+   * and another's is carried over, so an object back from an eviction reads no epoch to charge.
    */
-  #carriesLeases(record: KeyRecord | undefined): boolean {
-    return record !== undefined && this.#epoch() !== undefined
-  }
+  readonly #leased = (): boolean => this.#epoch() !== undefined
 
   /** The key's lease epoch, if it has served reservations (read once, then kept). */
   #epoch(): string | undefined {

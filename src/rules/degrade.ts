@@ -34,3 +34,24 @@ export type Degrade =
   | { to: string }
   /** To the same path, marked with `X-RateLimit-Degraded`. */
   | { header: true }
+
+// A rule set lives as long as it is in force: whether it degrades is worked out once per set.
+const degrading = new WeakMap<Degrading, boolean>()
+
+/** What of a rule set says whether it degrades. */
+type Degrading = { readonly rules: readonly { readonly degrade?: Degrade }[] }
+
+/**
+ * Whether any rule of a set degrades (`action: "degrade"`): only then can a request reach the
+ * origin marked as degraded, and only then do client-sent copies of those headers need removing.
+ *
+ * @param ruleSet - the rules in force
+ */
+export function anyDegrades(ruleSet: Degrading): boolean {
+  let found = degrading.get(ruleSet)
+  if (found === undefined) {
+    found = ruleSet.rules.some((rule) => rule.degrade !== undefined)
+    degrading.set(ruleSet, found)
+  }
+  return found
+}

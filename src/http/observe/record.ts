@@ -42,30 +42,32 @@ export function observe(
   if (settings.metrics === 'off') return
   const nowMs = Date.now()
   const live = env?.LIMITER_STATS !== undefined
-  const events: MetricEvent[] = []
+  const dataset = env?.RATE_LIMIT_METRICS
+  // Points are written only where a dataset is bound: without one, no event is gathered.
+  const events: MetricEvent[] | undefined = dataset ? [] : undefined
   const alerts: Exclude<Alert, { event: 'alerts-suppressed' }>[] = []
   for (const { check, decision } of perRule(charged.decisions)) {
     const { rule } = check
     if (decision.allowed) {
-      events.push({ check, decision, outcome: 'allowed' })
+      events?.push({ check, decision, outcome: 'allowed' })
       if (live) liveTally.count(rule.id, 'allowed', nowMs)
       if (crossesNearLimit(check, decision, nowMs)) {
-        events.push({ check, decision, outcome: 'near-limit' })
+        events?.push({ check, decision, outcome: 'near-limit' })
         alerts.push({ event: 'near-limit', check, decision })
       }
       continue
     }
     if (check.shadow) {
-      events.push({ check, decision, outcome: 'shadow-limited' })
+      events?.push({ check, decision, outcome: 'shadow-limited' })
       if (live) liveTally.count(rule.id, 'shadowLimited', nowMs)
       continue
     }
     if (degradedBy) {
-      events.push({ check, decision, outcome: 'degraded' })
+      events?.push({ check, decision, outcome: 'degraded' })
       if (live) liveTally.count(rule.id, 'degraded', nowMs)
       continue
     }
-    events.push({ check, decision, outcome: 'limited' })
+    events?.push({ check, decision, outcome: 'limited' })
     if (live) {
       liveTally.count(rule.id, 'limited', nowMs)
       liveTally.limited(rule.id, check.key, !rule.showKeys, nowMs + decision.retryAfterMs, nowMs)
@@ -74,14 +76,13 @@ export function observe(
     if (burstsLimits(check, settings.limitedBurstKeys, minute))
       alerts.push({ event: 'limited-burst', check, keys: settings.limitedBurstKeys + 1, minute })
   }
-  if (charged.unenforced.length > 0)
+  if (events && charged.unenforced.length > 0)
     for (const check of checks)
       if (charged.unenforced.includes(check.rule.id)) events.push({ check, outcome: 'fail-open' })
-  for (const { check } of charged.failedClosed) events.push({ check, outcome: 'fail-closed' })
+  for (const { check } of charged.failedClosed) events?.push({ check, outcome: 'fail-closed' })
 
   const hasher = () => keyHasher(env?.KEY_HASH_SECRET, namespace)
-  const dataset = env?.RATE_LIMIT_METRICS
-  if (dataset && events.length > 0) {
+  if (dataset && events && events.length > 0) {
     waitUntil(c, writeMetrics(dataset, events, where.country ?? '', hasher()))
   }
   const webhookUrl = settings.alertWebhookUrl
@@ -101,7 +102,9 @@ export function observe(
  * One decision per rule: a `maxInFlight` slot is part of its rule's decision, and stands for it
  * only when it alone refused the request.
  */
-function perRule(decisions: readonly RuleDecision[]): RuleDecision[] {
+function perRule(decisions: readonly RuleDecision[]): readonly RuleDecision[] {
+  // Most requests hold no slot: their decisions are one per rule already.
+  if (!decisions.some(({ check }) => check.inFlight)) return decisions
   return decisions.flatMap((item) => {
     if (item.check.inFlight) return []
     const slot = decisions.find(({ check }) => check.inFlight && check.rule === item.check.rule)

@@ -38,28 +38,39 @@ export async function chargeAll(
   checks: readonly Check[],
   timeoutMs: number
 ): Promise<Charged> {
-  const found = checks.map((check) => decidedLocally(check))
-  const known = found.some((item) => item instanceof Promise)
-    ? await Promise.all(found)
-    : (found as (Decision | undefined)[])
+  const local = checks.map((check) => decidedLocally(check))
+  const known = local.some((item) => item instanceof Promise)
+    ? await Promise.all(local)
+    : (local as (Decision | undefined)[])
   const blocked = checks.some((check, i) => known[i] !== undefined && refuses(check))
-  const outcomes = await Promise.all(
-    checks.flatMap((check, i): Outcome | Promise<Outcome> | [] => {
-      const decision = known[i]
-      if (decision) return { check, result: { enforced: true, decision, local: true } }
-      if (blocked) return []
+  const found: (Outcome | Promise<Outcome>)[] = []
+  let waiting = false
+  for (let i = 0; i < checks.length; i++) {
+    const check = checks[i]!
+    const decision = known[i]
+    if (decision) found.push({ check, result: { enforced: true, decision, local: true } })
+    else if (blocked) continue
+    else {
       const charged = charge(namespace, check, timeoutMs)
-      if (!(charged instanceof Promise)) return { check, result: charged }
-      return charged.then(
-        (result) => ({ check, result }),
-        (error: unknown) => {
-          // Kept, not thrown: one 503 names every rule that failed closed, after all have answered.
-          if (error instanceof LimiterUnavailableError) return { check, error }
-          throw error
-        }
-      )
-    })
-  )
+      if (!(charged instanceof Promise)) found.push({ check, result: charged })
+      else {
+        waiting = true
+        found.push(
+          charged.then(
+            (result) => ({ check, result }),
+            (error: unknown) => {
+              // Kept, not thrown: one 503 names every rule that failed closed, after all have
+              // answered.
+              if (error instanceof LimiterUnavailableError) return { check, error }
+              throw error
+            }
+          )
+        )
+      }
+    }
+  }
+  // Decisions taken in the isolate (a lease's units, a repeated denial) need no wait at all.
+  const outcomes = waiting ? await Promise.all(found) : (found as Outcome[])
   const charged: Charged = { decisions: [], unenforced: [], failedClosed: [] }
   for (const outcome of outcomes) {
     if ('error' in outcome) charged.failedClosed.push(outcome)

@@ -4,7 +4,7 @@
  */
 import ipaddr from 'ipaddr.js'
 import { BadRequestError } from '../../errors'
-import { headerSpellings, METHODS, normalizeHost } from '../../rules'
+import { foldHeaderName, METHODS, normalizeHost } from '../../rules'
 import type { RequestFacts } from '../../types'
 import { normalPathOf, urlOf } from './url'
 import type { MethodOverrideMode } from '../shared/settings'
@@ -24,6 +24,9 @@ export const METHOD_OVERRIDE_HEADERS = [
 export const METHOD_OVERRIDE_PARAM = '_method'
 
 const KNOWN_METHODS: ReadonlySet<string> = new Set(METHODS)
+
+type OverrideHeader = (typeof METHOD_OVERRIDE_HEADERS)[number]
+const OVERRIDE_LENGTHS: ReadonlySet<number> = new Set(METHOD_OVERRIDE_HEADERS.map((n) => n.length))
 
 /**
  * Whether a query string may hold the `_method` parameter: only one that spells "method",
@@ -148,11 +151,17 @@ class IncomingFacts implements RequestFacts {
  * own method); two different methods are refused, since origins disagree on which one wins.
  */
 function overriddenMethod(headers: Headers, url: URL): string | undefined {
-  const values: string[] = []
-  // Under every spelling an origin could read them by (`X_HTTP_Method_Override` in PHP).
-  for (const name of METHOD_OVERRIDE_HEADERS)
-    for (const spelling of headerSpellings(headers, name))
-      values.push(...headers.get(spelling)!.split(','))
+  // Under every spelling an origin could read them by (`X_HTTP_Method_Override` in PHP), in the
+  // order of METHOD_OVERRIDE_HEADERS. A spelling folds to its name character by character, so
+  // only a name of the same length can be one: one pass over the names, without the spelling
+  // index (a request rarely carries any).
+  const found: string[][] = []
+  headers.forEach((value, name) => {
+    if (!OVERRIDE_LENGTHS.has(name.length)) return
+    const at = METHOD_OVERRIDE_HEADERS.indexOf(foldHeaderName(name) as OverrideHeader)
+    if (at >= 0) (found[at] ??= []).push(...value.split(','))
+  })
+  const values = found.length === 0 ? [] : found.flat()
   const query = MAY_NAME_METHOD.test(url.search) ? url.searchParams : undefined
   if (query?.has(METHOD_OVERRIDE_PARAM)) values.push(...query.getAll(METHOD_OVERRIDE_PARAM))
   let named: string | undefined
@@ -182,16 +191,37 @@ export function clientAddress(value: string | null): string | undefined {
   return addressesOf(value)?.ip
 }
 
-/** A dotted quad in canonical form (no leading zeros, each part at most 255). */
-const DOTTED_QUAD =
-  /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
+/**
+ * Whether a text is a dotted quad in canonical form (four parts, no leading zeros, each at most
+ * 255): a scan, cheaper than the equivalent regular expression on every request.
+ */
+function isDottedQuad(text: string): boolean {
+  let parts = 0
+  let value = 0
+  let digits = 0
+  for (let i = 0; i <= text.length; i++) {
+    // The end closes the last part as a dot would.
+    const code = i < text.length ? text.charCodeAt(i) : DOT
+    if (code === DOT) {
+      if (digits === 0 || value > 255 || ++parts > 4) return false
+      value = 0
+      digits = 0
+    } else if (code < ZERO || code > ZERO + 9 || (digits > 0 && value === 0) || ++digits > 3) {
+      return false
+    } else value = value * 10 + (code - ZERO)
+  }
+  return parts === 4
+}
+
+const DOT = 46
+const ZERO = 48
 
 /** The header's address as lists match it and as it is limited; `undefined` if unusable. */
 function addressesOf(value: string | null): { address: string; ip: string } | undefined {
   if (value === null) return undefined
   const text = value.trim()
   // Most clients: a canonical IPv4 address is already its own canonical form, no parse needed.
-  if (DOTTED_QUAD.test(text)) return { address: text, ip: text }
+  if (isDottedQuad(text)) return { address: text, ip: text }
   const address = parseAddress(text)
   return address && { address: address.toString(), ip: limitedAddress(address) }
 }

@@ -121,8 +121,20 @@ function limitItem(check: Check, decision: RuleDecision['decision']): string {
  */
 function partitionParam({ rule, key }: Check): string {
   if (!rule.showKeys || key.length <= rule.id.length + 1) return ''
-  return `;pk=${serializeByteSequence(utf8.encode(key.slice(rule.id.length + 1)))}`
+  if (key === lastPartition.key) return lastPartition.param
+  const values = key.slice(rule.id.length + 1)
+  // Key values are percent-encoded, so printable ASCII: their UTF-8 is their Latin-1, which
+  // `btoa` takes.
+  const param = ASCII.test(values)
+    ? `;pk=:${btoa(values)}:`
+    : `;pk=${serializeByteSequence(utf8.encode(values))}`
+  // The last key's, kept: a hot key's requests need it again, a key seen once leaves nothing.
+  lastPartition = { key, param }
+  return param
 }
+
+const ASCII = /^[ -~]*$/
+let lastPartition = { key: '', param: '' }
 
 /** RFC 8941 §3.3.1: an integer of at most 15 digits. */
 function isSfInteger(value: number): boolean {

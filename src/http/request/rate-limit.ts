@@ -9,7 +9,7 @@ import { HttpError } from '../../errors'
 import { logEvent } from '../../log'
 import { locateIsolate, type LimiterNamespace } from '../../limiter/client'
 import type { RulesSource } from '../../provider/rules-source'
-import { planRequest, type Plan, type RuleSet } from '../../rules'
+import { anyDegrades, planRequest, type Plan, type RuleSet } from '../../rules'
 import type { RequestFacts } from '../../types'
 import { chargeAll, refusals, releaseSlots } from './charge'
 import { rulesContext, waitUntil } from '../shared/context'
@@ -126,8 +126,9 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     const headerMode = options.headers ?? settings.headers
     const timeoutMs = options.timeoutMs ?? settings.limiterTimeoutMs
     const ruleSet = await source.get(rulesContext(c, settings))
-    // The origin trusts the degradation headers: only the limiter may write them.
-    c.req.raw = withoutDegradeHeaders(c.req.raw)
+    // The origin trusts the degradation headers: only the limiter may write them. Under rules
+    // that degrade nothing there is nothing to trust, and the headers need not be read.
+    if (anyDegrades(ruleSet)) c.req.raw = withoutDegradeHeaders(c.req.raw)
     let plan: Plan
     let facts: RequestFacts
     try {
@@ -146,7 +147,9 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     }
     if (plan.action === 'deny') return forbidden(plan.denied)
     const unreadable =
-      plan.action === 'limit' ? plan.skipped.filter(({ why }) => why === 'unreadable') : []
+      plan.action === 'limit' && plan.skipped.length > 0
+        ? plan.skipped.filter(({ why }) => why === 'unreadable')
+        : []
     if (unreadable.length > 0) {
       const rules = unreadable.map(({ rule }) => rule.id)
       logEvent('warn', 'rate-limit-would-deny', { rules, reason: 'bad request' })
@@ -169,12 +172,16 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     locateIsolate(c.req.raw)
     const charged = await chargeAll(namespace, plan.checks, timeoutMs)
     const { decisions, unenforced, failedClosed } = charged
-    const releaseAll = () => releaseSlots(namespace, decisions, timeoutMs)
+    // Only a concurrency slot has anything to release: most requests hold none.
+    const holdsSlots = decisions.some(({ decision }) => decision.leaseId !== undefined)
+    const releaseAll = () => {
+      if (holdsSlots) waitUntil(c, releaseSlots(namespace, decisions, timeoutMs))
+    }
     const denied = refusals(decisions)
     const degradedBy = denied.length > 0 ? degradation(denied) : undefined
     observe(c, namespace, plan.checks, charged, facts, degradedBy)
     if (failedClosed.length > 0) {
-      waitUntil(c, releaseAll())
+      releaseAll()
       return unavailable(failedClosed)
     }
     c.set('rateLimit', {
@@ -191,15 +198,15 @@ export const rateLimit = (options: RateLimitOptions): MiddlewareHandler<LimiterE
     }
 
     if (denied.length > 0 && !degradedBy) {
-      waitUntil(c, releaseAll())
+      releaseAll()
       const headers = headersFor(decisions)
       const waitedOut = denied.filter(({ decision }) => decision.timedOut)
       if (waitedOut.length === denied.length) return withHeaders(queueTimeout(waitedOut), headers)
       const retryAfterMs = Math.max(...denied.map(({ decision }) => decision.retryAfterMs))
-      const response = options.onLimited
-        ? await options.onLimited(c, denied, retryAfterMs)
-        : tooManyRequests(denied, retryAfterMs)
-      return withHeaders(response, [...headers, ...retryHeaders(retryAfterMs)])
+      const all = [...headers, ...retryHeaders(retryAfterMs)]
+      // The default 429 is made with the headers; an app's own answer gets them copied on.
+      if (!options.onLimited) return tooManyRequests(denied, retryAfterMs, all)
+      return withHeaders(await options.onLimited(c, denied, retryAfterMs), all)
     }
     if (degradedBy) {
       logEvent('warn', 'rate-limit-degraded', { rule: degradedBy.rule.id, key: degradedBy.key })

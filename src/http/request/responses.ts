@@ -10,21 +10,34 @@ import type { MessageGate } from './message-limits'
 import { relaySocket } from './websocket'
 import { logEvent } from '../../log'
 
-/** The default 429: an RFC 9457 problem naming the rule that denied the request. */
-export function tooManyRequests(denied: RuleDecision[], retryAfterMs: number): Response {
+/**
+ * The default 429: an RFC 9457 problem naming the rule that denied the request.
+ *
+ * @param denied - the refusing decisions
+ * @param retryAfterMs - the longest wait among them
+ * @param headers - the limiter's headers, set as the response is made (not copied onto it after)
+ */
+export function tooManyRequests(
+  denied: RuleDecision[],
+  retryAfterMs: number,
+  headers: readonly HeaderEntry[] = []
+): Response {
   const { rule } = denied.reduce((a, b) =>
     b.decision.retryAfterMs > a.decision.retryAfterMs ? b : a
   ).check
   const seconds = retryAfterSeconds(retryAfterMs)
-  return problemResponse({
-    type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
-    title: 'Too Many Requests',
-    status: 429,
-    detail: `Rate limit "${rule.id}" (${rule.summary}) exceeded. Retry in ${seconds} s.`,
-    rule: rule.id,
-    retry_after: seconds,
-    'violated-policies': denied.map(({ check }) => check.rule.id),
-  })
+  return problemResponse(
+    {
+      type: 'https://iana.org/assignments/http-problem-types#quota-exceeded',
+      title: 'Too Many Requests',
+      status: 429,
+      detail: `Rate limit "${rule.id}" (${rule.summary}) exceeded. Retry in ${seconds} s.`,
+      rule: rule.id,
+      retry_after: seconds,
+      'violated-policies': denied.map(({ check }) => check.rule.id),
+    },
+    Object.fromEntries(headers)
+  )
 }
 
 /** The 403 of a client on the deny list. What matched is logged, not told to the client. */

@@ -68,14 +68,19 @@ export async function tokenMatches(presented: string, secret: string): Promise<b
  * @param headers - the request's headers
  * @param env - where the secrets are
  */
-export async function carriesLimiterSecret(
+export function carriesLimiterSecret(
   headers: Headers,
   env: SecretVars | undefined
-): Promise<boolean> {
-  const secrets = [env?.ADMIN_TOKEN, env?.DECISION_TOKEN].filter((s): s is string => !!s)
-  if (secrets.length === 0) return false
+): boolean | Promise<boolean> {
+  // Answered without a promise when there is nothing to compare: nearly every request.
+  if (!env?.ADMIN_TOKEN && !env?.DECISION_TOKEN) return false
   const header = headers.get('authorization')
   if (header === null) return false
+  return carriesSecret(header, env)
+}
+
+async function carriesSecret(header: string, env: SecretVars): Promise<boolean> {
+  const secrets = [env.ADMIN_TOKEN, env.DECISION_TOKEN].filter((s): s is string => !!s)
   for (const item of header.split(',')) {
     const token = bearerToken(item.trim())
     if (token === '') continue

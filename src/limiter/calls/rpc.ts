@@ -20,12 +20,19 @@ export async function withRetry<T>(attempt: (again: boolean) => Promise<T>): Pro
 
 /** Rejects with a `timeout` {@link LimiterUnavailableError} unless `promise` settles in time. */
 export function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new LimiterUnavailableError('timeout')), timeoutMs)
-  })
-  return Promise.race([promise, timeout]).finally(() => {
-    if (timer !== undefined) clearTimeout(timer)
+  // One promise and one timer: a race and a `finally` would add three promises to every call.
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new LimiterUnavailableError('timeout')), timeoutMs)
+    promise.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (error: unknown) => {
+        clearTimeout(timer)
+        reject(error)
+      }
+    )
   })
 }
 
