@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The README's library path, run as a new user would run it (CI calls this file from its own
+# The library path, run as a new user would run it (CI calls this file from its own
 # shell; `npm run test:library-path` runs it too, from the Node outside the project). Starting
 # from the shell's own Node 20:
 #  1. a clone of this repository (HEAD, with uncommitted changes to tracked files) next to a new,
 #     empty project directory, both in a fresh temporary directory outside the repository;
-#  2. every README block marked `<!-- library-path: … -->`, in order, as written (see
+#  2. every block marked `<!-- library-path: … -->` in the README's walk-through, then in its
+#     continuation in docs/library.md, in order, as written (see
 #     tools/docs/library-path.ts): files written into the project, commands run in the clone or
 #     the project (`fail`: one that must exit non-zero), `start` run in the background until it
 #     answers on port 8787;
@@ -44,8 +45,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The README's blocks, read with the project's own Node 22 (from its `node` devDependency).
-"$root/node_modules/.bin/node" tools/docs/library-path.ts README.md >"$work/steps.sh"
+# The pages' blocks, read with the project's own Node 22 (from its `node` devDependency).
+"$root/node_modules/.bin/node" tools/docs/library-path.ts README.md docs/library.md >"$work/steps.sh"
 
 revision=$(git stash create 2>/dev/null || true)
 git clone -q --no-checkout "$root" "$clone"
@@ -56,60 +57,60 @@ port=${LIBRARY_PATH_PORT:-8787}
 if (: <"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
   port=$("$root/node_modules/.bin/node" -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })')
 fi
-# The README's blocks say 8787; another port, when 8787 is taken, stands in for it.
+# The blocks say 8787; another port, when 8787 is taken, stands in for it.
 as_written() {
   if [[ "$port" == 8787 ]]; then cat; else sed "s/localhost:8787/localhost:$port/g"; fi
 }
 
 step_file() {
-  local path="$1" line="$2"
-  echo "--- README.md:$line: $path"
+  local path="$1" at="$2"
+  echo "--- $at: $path"
   mkdir -p "$(dirname "$app/$path")"
   as_written >"$app/$path"
 }
 step_run() {
-  local where="$1" line="$2" dir script
+  local where="$1" at="$2" dir script
   dir=$([[ "$where" == clone ]] && echo "$clone" || echo "$app")
   script=$(as_written)
-  echo "--- README.md:$line: in ${dir/#$work\//}:"
+  echo "--- $at: in ${dir/#$work\//}:"
   sed 's/^/    $ /' <<<"$script"
   local status=0
   (cd "$dir" && timeout 600 bash -euo pipefail -c "$script") >"$work/step.log" 2>&1 || status=$?
   cat "$work/step.log" >>"$work/output.log"
   # npm's warnings (EBADENGINE on Node 20, install scripts) are expected; the rest is shown.
   grep -v -e 'EBADENGINE' -e '^npm warn' "$work/step.log" | tail -25 | sed 's/^/      /' || true
-  ((status == 0)) || fail "README.md:$line exited with $status"
+  ((status == 0)) || fail "$at exited with $status"
 }
 step_fail() {
-  local line="$1" script status=0
+  local at="$1" script status=0
   script=$(as_written)
-  echo "--- README.md:$line: in my-api, expected to fail:"
+  echo "--- $at: in my-api, expected to fail:"
   sed 's/^/    $ /' <<<"$script"
   (cd "$app" && timeout 600 bash -euo pipefail -c "$script") >"$work/step.log" 2>&1 || status=$?
   cat "$work/step.log" >>"$work/output.log"
   grep -v -e 'EBADENGINE' -e '^npm warn' "$work/step.log" | tail -25 | sed 's/^/      /' || true
-  ((status != 0)) || fail "README.md:$line exited with 0; the README says it fails"
+  ((status != 0)) || fail "$at exited with 0; the page says it fails"
 }
 step_start() {
-  local line="$1" script
+  local at="$1" script
   script=$(as_written)
   [[ "$port" == 8787 ]] || script+=" -- --port $port"
-  echo "--- README.md:$line: in my-api, in the background: $script"
+  echo "--- $at: in my-api, in the background: $script"
   # Its own process group (setsid keeps the pid), so cleanup stops wrangler and workerd with it.
   setsid bash -c "cd \"\$1\" && $script" start "$app" >"$work/dev.log" 2>&1 &
   dev_pid=$!
   for _ in $(seq 1 120); do
     curl -s -o /dev/null "http://localhost:$port/" && return 0
-    kill -0 "$dev_pid" 2>/dev/null || fail "README.md:$line stopped"
+    kill -0 "$dev_pid" 2>/dev/null || fail "$at stopped"
     sleep 0.5
   done
-  fail "README.md:$line: nothing answered on port $port within 60 s"
+  fail "$at: nothing answered on port $port within 60 s"
 }
 
 # shellcheck source=/dev/null
 source "$work/steps.sh"
 
-# 3. What the README says it prints.
+# 3. What the pages say it prints.
 codes=$(grep -oE '^(200 )+(429 ?)+$' "$work/output.log" || true)
 [[ -n "$codes" ]] || fail "no line of 200s then 429s"
 grep -qE '^request 1 got 429: waited [0-9]+ ms \(retry-after\)$' "$work/output.log" ||

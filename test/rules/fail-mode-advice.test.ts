@@ -63,12 +63,12 @@ function guardsAgainstAbuse(rule: Record<string, unknown>): boolean {
 describe('the advice on failMode, followed everywhere', () => {
   const shown = shownRules()
 
-  it('finds the rules it checks: the bundled login rule, the README and the docs', () => {
+  it('finds the rules it checks: the bundled login rule and the docs', () => {
     const guards = shown.filter(({ rule }) => guardsAgainstAbuse(rule))
     expect(guards.map(({ where }) => where)).toEqual(
       expect.arrayContaining([
         'rules.json',
-        expect.stringMatching(/^README\.md:/),
+        expect.stringMatching(/^docs\/configuration\.md:/),
         expect.stringMatching(/^docs\/policies\.md:/),
       ])
     )
