@@ -25,20 +25,28 @@ export interface Problem {
   [extension: string]: unknown
 }
 
+/** Every problem response's own headers: set last, so no caller's can replace them. */
+const PROBLEM_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'application/problem+json',
+  'cache-control': 'no-store',
+}
+
 /**
  * An `application/problem+json` response: the one place such a body is written.
  *
  * @param problem - the body; `status` is also the response status
- * @param headers - extra headers
+ * @param headers - extra headers, by lower-case or any name but `content-type`/`cache-control`
  */
-export function problemResponse(problem: Problem, headers?: HeadersInit): Response {
-  const response = new Response(JSON.stringify({ type: 'about:blank', ...problem }), {
+export function problemResponse(
+  problem: Problem,
+  headers?: Readonly<Record<string, string>>
+): Response {
+  // One record for the constructor: workerd converts it in one pass, where setting a header
+  // on the made response is a call of its own (a blocked flood makes one per request).
+  return new Response(JSON.stringify({ type: 'about:blank', ...problem }), {
     status: problem.status,
-    headers,
+    headers: headers ? { ...headers, ...PROBLEM_HEADERS } : PROBLEM_HEADERS,
   })
-  response.headers.set('content-type', 'application/problem+json')
-  response.headers.set('cache-control', 'no-store')
-  return response
 }
 
 /** How an {@link HttpError} is answered beyond its status, title and detail. */
