@@ -4,7 +4,7 @@ import { RateLimiterObject } from '../../../src/limiter/rate-limiter-object'
 import { SimNamespace, type Geography } from '../../../tools/scale/namespace'
 import type { ServerObserver } from '../../../tools/scale/object-server'
 import { VirtualClock } from '../../../tools/scale/virtual-time'
-import { settle } from '../../support/virtual-clock'
+import { settle, whileInstalled } from '../../support/virtual-clock'
 
 const T0 = 1_800_000_000_000
 
@@ -77,8 +77,7 @@ function world<T extends object>(
 describe('simulated objects', () => {
   it('run the real RateLimiterObject, created where the first caller is, one delay each way', async () => {
     const { clock, namespace } = world(() => RateLimiterObject)
-    const restore = clock.install()
-    try {
+    await whileInstalled(clock, async () => {
       const stub = namespace
         .view(0)
         .getByName('k') as unknown as DurableObjectStub<RateLimiterObject>
@@ -105,15 +104,12 @@ describe('simulated objects', () => {
       void far.charge(policy, 0).then(() => (tookMs = Date.now() - sentMs))
       await settle(clock)
       expect(tookMs).toBe(21 + 1 + 21)
-    } finally {
-      restore()
-    }
+    })
   })
 
   it('answer "overloaded" past the queue bound, with the flag the runtime sets', async () => {
     const { clock, namespace, seen } = world(() => RateLimiterObject, 3)
-    const restore = clock.install()
-    try {
+    await whileInstalled(clock, async () => {
       const stub = namespace
         .view(0)
         .getByName('k') as unknown as DurableObjectStub<RateLimiterObject>
@@ -128,15 +124,12 @@ describe('simulated objects', () => {
       expect(error.message).toBe('Durable Object is overloaded. Too many requests queued.')
       expect(error.overloaded).toBe(true)
       expect(seen).toMatchObject({ arrived: 10, overloaded: 6, waits: [0, 1, 2, 3] })
-    } finally {
-      restore()
-    }
+    })
   })
 
   it('fail queued and running calls on a restart, then serve from a new instance over the same storage', async () => {
     const { clock, namespace } = world(echoOn)
-    const restore = clock.install()
-    try {
+    await whileInstalled(clock, async () => {
       const stub = namespace.view(0).getByName('e') as unknown as DurableObjectStub<Echo>
       await Promise.all([stub.bump(), settle(clock)])
       const server = namespace.object('e')!
@@ -166,15 +159,12 @@ describe('simulated objects', () => {
       expect(server.instance).not.toBe(first)
       // Down for 200 ms, then the new instance's constructor blocks.
       expect(Date.now()).toBe(restartedAtMs + 200 + CONSTRUCTION_MS + 1 + 1)
-    } finally {
-      restore()
-    }
+    })
   })
 
   it('let an object call another from its own location; a hint places an object', async () => {
     const { clock, namespace } = world(echoOn)
-    const restore = clock.install()
-    try {
+    await whileInstalled(clock, async () => {
       const hinted = namespace.view(0).getByName('far', {
         locationHint: 'oc',
       }) as unknown as DurableObjectStub<Echo>
@@ -189,8 +179,6 @@ describe('simulated objects', () => {
       expect(answeredMs - sentMs).toBeGreaterThan(
         21 + CONSTRUCTION_MS + 1 + CONSTRUCTION_MS + 1 + 21
       )
-    } finally {
-      restore()
-    }
+    })
   })
 })
