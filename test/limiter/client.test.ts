@@ -11,20 +11,11 @@ import {
 } from '../../src/limiter/client'
 import { isolateLeases } from '../../src/limiter/leased/leases'
 import { MAX_OBJECT_NAME_LENGTH, objectName } from '../../src/limiter/calls/object-name'
-
-/** Ample for a decision: a first call to a new object can take over a second on a loaded machine. */
-const CALL_MS = 10_000
+import { CALL_MS, chargeCalls, flaky } from '../support/charge-calls'
 
 const policy: Policy = { algorithm: 'sliding-window', limit: 2, periodMs: 60_000 }
-const call = (fields: Partial<ChargeCall>): ChargeCall => ({
-  rule: { id: 'r' },
-  key: 'r|k',
-  policy,
-  cost: 1,
-  failMode: 'open',
-  ...fields,
-})
-const flaky = env.FLAKY_LIMITER as unknown as LimiterNamespace
+const callOn = chargeCalls('r', policy)
+const call = (fields: Partial<ChargeCall>): ChargeCall => callOn('k', fields)
 
 describe('limiter client', () => {
   it("returns the Durable Object's decision", async () => {

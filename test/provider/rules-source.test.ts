@@ -7,6 +7,7 @@ import {
   type RulesContext,
 } from '../../src/provider/rules-source'
 import { parseRules, type RuleSet } from '../../src/rules'
+import { clearStoredRules } from '../support/stored-rules'
 
 const doc = (id: string, limit = 5) =>
   JSON.stringify({
@@ -57,10 +58,7 @@ function wrap(kv: KVNamespace, methods: Record<string, unknown>): KVNamespace {
 }
 
 describe('KvRulesSource', () => {
-  beforeEach(async () => {
-    await env.RULES.delete(RULES_KV_KEY)
-    await env.RULES.delete(LAST_GOOD_KV_KEY)
-  })
+  beforeEach(clearStoredRules)
 
   it('serves the bundled rules while KV has no document', async () => {
     const { get } = setup()
@@ -164,10 +162,7 @@ const stamped = (key: string, text: string, revision: number) =>
 const INVALID = '{"version":1,"rules":[{"id":"x"}]}'
 
 describe('KvRulesSource: last-known-good and revisions', () => {
-  beforeEach(async () => {
-    await env.RULES.delete(RULES_KV_KEY)
-    await env.RULES.delete(LAST_GOOD_KV_KEY)
-  })
+  beforeEach(clearStoredRules)
   afterEach(() => {
     vi.restoreAllMocks()
   })

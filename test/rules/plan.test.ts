@@ -2,20 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { BadRequestError } from '../../src/errors'
 import { parseRules, planRequest, type Plan } from '../../src/rules'
 import type { RequestFacts } from '../../src/types'
+import { facts as requestFacts } from '../support/facts'
 import { documentProblems } from '../support/rules'
 
-const facts = (overrides: Partial<RequestFacts> = {}): RequestFacts => ({
-  method: 'POST',
-  host: 'api.example.com',
-  path: '/login',
-  query: new URLSearchParams(),
-  headers: new Headers(),
-  address: '203.0.113.7',
-  ip: '203.0.113.7',
-  country: 'NL',
-  asn: 64500,
-  ...overrides,
-})
+const facts = (overrides: Partial<RequestFacts> = {}): RequestFacts =>
+  requestFacts({ path: '/login', ...overrides })
 
 const rule = (id: string, fields: Record<string, unknown> = {}) => ({
   id,

@@ -21,3 +21,19 @@ export async function settle(
     while (clock.runDue())
   }
 }
+
+/**
+ * Runs `run` with the clock installed ({@link VirtualClock.install}) and puts the real timers
+ * back when it ends, however it ends.
+ *
+ * @param clock - the simulator's clock
+ * @param run - the test's body
+ */
+export async function whileInstalled<T>(clock: VirtualClock, run: () => Promise<T>): Promise<T> {
+  const restore = clock.install()
+  try {
+    return await run()
+  } finally {
+    restore()
+  }
+}

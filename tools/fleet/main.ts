@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import { buildBundle } from '../../bench/targets'
 import { compareWithSimulator } from './compare'
 import { writeFleetEntry } from './entry'
-import { readCommand, USAGE, UsageError } from './options'
+import { helpText, USAGE_EXIT, usageMessage, UsageError } from '../cli/command-line'
+import { FLEET, readCommand } from './options'
 import { tableHeader, tableRow, windowsLine } from './report'
 import { runFleet } from './run'
 
@@ -25,11 +26,11 @@ export async function main(argv: string[], root: string): Promise<number> {
     command = readCommand(argv)
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    console.error(`${error.message}; see npm run fleet -- --help`)
-    return 2
+    console.error(usageMessage('npm run fleet --', error))
+    return USAGE_EXIT
   }
   if (command.help) {
-    console.log(USAGE)
+    console.log(helpText(FLEET))
     return 0
   }
   const startedMs = Date.now()

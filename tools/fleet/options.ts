@@ -1,8 +1,9 @@
 /**
  * @module tools/fleet/options
- * `npm run fleet`'s command line, parsed by hand as `tools/scale/options.ts` does.
+ * `npm run fleet`'s command line, read by `cli/command-line.ts` as every entry's is.
  */
 import type { FailMode } from '../../src/types'
+import { readCommandLine, UsageError, type CommandSpec } from '../cli/command-line'
 
 /** The fault scenarios, with what each does. */
 export const SCENARIOS = {
@@ -47,68 +48,73 @@ export interface Command {
   help: boolean
 }
 
-/** The help text. */
-export const USAGE = `usage: npm run fleet -- [options]
-
-  --scenario <name>     ${Object.keys(SCENARIOS).join(', ')} (default: steady)
-  --algorithm <name>    ${ALGORITHMS.join(', ')} (default: sliding-window)
-  --demand <x>          demand as a multiple of the limit's rate, 0.5 to 3 (default: 1.2)
-  --isolates <n>        Worker isolates (default: 12)
-  --locations <n>       locations, in as many regions as the world gives (default: 4)
-  --seconds <n>         seconds of load, 10 to 300 (default: 40)
-  --seed <n>            seeds the traffic (default: 1)
-  --limit <units>       units per period (default: 20000: 2,000 a second, the regional tier)
-  --period <s>          the period (default: 10)
-  --cost <units>        units each request costs (default: 10)
-  --fail-mode <mode>    open or closed (default: open; root-down runs both)
-  --compare             run the scale simulator in the same world and print both (default: off)
-  --check               CI's form: a short steady run and the deploy fault; fails on
-                        over-admission or a 5xx (default: off)
-  --json                print one JSON line per run (default: off)
-  -h, --help            print this (default: off)
-
-Exit status: 0; 1 when a run over-admitted or answered a 5xx other than a fail-closed 503; 2 for a bad flag.`
-
-/** A problem with the command line: exit 2. */
-export class UsageError extends Error {}
-
-const VALUE_FLAGS = new Set([
-  'scenario',
-  'algorithm',
-  'demand',
-  'isolates',
-  'locations',
-  'seconds',
-  'seed',
-  'limit',
-  'period',
-  'cost',
-  'fail-mode',
-])
-const SWITCHES = new Set(['compare', 'check', 'json', 'help'])
+/** The fleet's command line, as `--help` prints it. */
+export const FLEET: CommandSpec = {
+  usage: ['npm run fleet -- [options]'],
+  options: [
+    {
+      name: 'scenario',
+      value: '<name>',
+      default: 'steady',
+      does: Object.keys(SCENARIOS).join(', '),
+    },
+    { name: 'algorithm', value: '<name>', default: 'sliding-window', does: ALGORITHMS.join(', ') },
+    {
+      name: 'demand',
+      value: '<x>',
+      default: '1.2',
+      does: "demand as a multiple of the limit's rate, 0.5 to 3",
+    },
+    { name: 'isolates', value: '<n>', default: '12', does: 'Worker isolates' },
+    {
+      name: 'locations',
+      value: '<n>',
+      default: '4',
+      does: 'locations, in as many regions as the world gives',
+    },
+    { name: 'seconds', value: '<n>', default: '40', does: 'seconds of load, 10 to 300' },
+    { name: 'seed', value: '<n>', default: '1', does: 'seeds the traffic' },
+    {
+      name: 'limit',
+      value: '<units>',
+      default: '20000: 2,000 a second, the regional tier',
+      does: 'units per period',
+    },
+    { name: 'period', value: '<s>', default: '10', does: 'the period' },
+    { name: 'cost', value: '<units>', default: '10', does: 'units each request costs' },
+    {
+      name: 'fail-mode',
+      value: '<mode>',
+      default: 'open; root-down runs both',
+      does: 'open or closed',
+    },
+    {
+      name: 'compare',
+      default: 'off',
+      does: 'run the scale simulator in the same world and print both',
+    },
+    {
+      name: 'check',
+      default: 'off',
+      does: "CI's form: a short steady run and the deploy fault; fails on over-admission or a 5xx",
+    },
+    { name: 'json', default: 'off', does: 'print one JSON line per run' },
+  ],
+  notes: [
+    'Exit status: 0; 1 when a run over-admitted or answered a 5xx other than a fail-closed 503;',
+    '2 for a bad option.',
+  ],
+}
 
 /**
- * Reads the flags.
+ * Reads the options.
  *
  * @param argv - the arguments after the script name
- * @throws {UsageError} naming the flag
+ * @throws {UsageError} naming the option, for an unknown option or a bad value
  */
 export function readCommand(argv: readonly string[]): Command {
-  const values: Record<string, string | true> = {}
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] === '-h' ? '--help' : argv[i]!
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`)
-    const [flag, inline] = arg.slice(2).split(/=(.*)/s) as [string, string | undefined]
-    if (SWITCHES.has(flag)) {
-      if (inline !== undefined) throw new UsageError(`--${flag} takes no value`)
-      values[flag] = true
-    } else if (VALUE_FLAGS.has(flag)) {
-      const value = inline ?? argv[++i]
-      if (value === undefined || value.startsWith('--'))
-        throw new UsageError(`--${flag} needs a value`)
-      values[flag] = value
-    } else throw new UsageError(`unknown option --${flag}`)
-  }
+  const { values, help } = readCommandLine(FLEET, argv)
+  if (help) return { runs: [], compare: false, check: false, json: false, help }
   const text = (flag: string, fallback: string) => {
     const value = values[flag]
     return typeof value === 'string' ? value : fallback
@@ -152,7 +158,7 @@ export function readCommand(argv: readonly string[]): Command {
     compare: values.compare === true,
     check,
     json: values.json === true,
-    help: values.help === true,
+    help: false,
   }
 }
 

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { LAST_GOOD_KV_KEY, RULES_KV_KEY } from '../../../src/provider/rules-source'
 import { parseRules } from '../../../src/rules'
 import { client } from '../../support/http'
+import { clearStoredRules } from '../../support/stored-rules'
 
 const TOKEN = 'admin-rules-token'
 const auth = { authorization: `Bearer ${TOKEN}` }
@@ -30,10 +31,7 @@ async function rulesInForce(): Promise<RulesBody> {
 }
 
 describe('admin API: which rules document is in force', () => {
-  beforeEach(async () => {
-    await env.RULES.delete(RULES_KV_KEY)
-    await env.RULES.delete(LAST_GOOD_KV_KEY)
-  })
+  beforeEach(clearStoredRules)
   afterEach(() => {
     vi.restoreAllMocks()
   })

@@ -50,16 +50,19 @@ describe('the live view in GET /__ratelimit/stats', () => {
     await waitOnExecutionContext(ctx)
     return response.status
   }
-  const live = async () => {
+  /** A GET of an operator's path, with the admin token. */
+  const asOperator = async (path: string) => {
     const ctx = createExecutionContext()
     const response = await app.fetch(
-      new Request('https://example.com/__ratelimit/stats', {
-        headers: { authorization: `Bearer ${TOKEN}` },
-      }),
+      new Request(`https://example.com${path}`, { headers: { authorization: `Bearer ${TOKEN}` } }),
       vars,
       ctx
     )
     await waitOnExecutionContext(ctx)
+    return response
+  }
+  const live = async () => {
+    const response = await asOperator('/__ratelimit/stats')
     expect(response.status).toBe(200)
     return ((await response.json()) as { live: LiveView }).live
   }
@@ -129,15 +132,7 @@ describe('the live view in GET /__ratelimit/stats', () => {
       .join('')
     expect(hidden?.key).not.toBe(`hmac:${plainHex}`)
     // The operator looks the raw key up and finds the same hash: the server hashes it.
-    const ctx = createExecutionContext()
-    const lookup = await app.fetch(
-      new Request('https://example.com/__ratelimit/keys/live-hidden/sk-live-123', {
-        headers: { authorization: `Bearer ${TOKEN}` },
-      }),
-      vars,
-      ctx
-    )
-    await waitOnExecutionContext(ctx)
+    const lookup = await asOperator('/__ratelimit/keys/live-hidden/sk-live-123')
     expect(((await lookup.json()) as { hash: string }).hash).toBe(hidden?.key)
   })
 })

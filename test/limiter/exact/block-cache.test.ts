@@ -2,13 +2,11 @@ import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { Policy } from '../../../src/algorithms'
 import { BlockCache, policyFingerprint } from '../../../src/limiter/exact/block-cache'
-import { charge, resetKey, type ChargeCall } from '../../../src/limiter/client'
+import { charge, resetKey } from '../../../src/limiter/client'
 import { LimiterIsolate } from '../../../src/limiter/isolate'
 import type { Decision } from '../../../src/types'
 import { freezeClock } from '../../support/clock'
-
-/** Ample for a decision: a first call to a new object can take over a second on a loaded machine. */
-const CALL_MS = 10_000
+import { CALL_MS, chargeCalls } from '../../support/charge-calls'
 
 const bucket: Policy = { algorithm: 'token-bucket', limit: 10, periodMs: 60_000, burst: 10 }
 const denial = (retryAfterMs: number): Decision => ({
@@ -83,14 +81,7 @@ describe('the client answers blocked keys itself', () => {
   afterEach(() => {
     vi.useRealTimers()
   })
-  const call = (key: string, fields: Partial<ChargeCall> = {}): ChargeCall => ({
-    rule: { id: 'bc' },
-    key: `bc|${key}`,
-    policy: bucket,
-    cost: 1,
-    failMode: 'open',
-    ...fields,
-  })
+  const call = chargeCalls('bc', bucket)
   const calls = (isolate: LimiterIsolate) => isolate.stats.snapshot().durableObjectCalls
 
   it('never denies what the object would allow: a smaller cost that fits goes to the object', async () => {

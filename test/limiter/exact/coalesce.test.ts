@@ -3,20 +3,13 @@ import { runInDurableObject } from 'cloudflare:test'
 import { describe, expect, it, vi } from 'vitest'
 import type { Policy } from '../../../src/algorithms'
 import { LimiterUnavailableError } from '../../../src/errors'
-import { charge, type ChargeCall, type LimiterNamespace } from '../../../src/limiter/client'
+import { charge } from '../../../src/limiter/client'
 import { Coalescer, MAX_LINGER_MS } from '../../../src/limiter/exact/coalesce'
 import { LimiterIsolate } from '../../../src/limiter/isolate'
+import { chargeCalls, flaky } from '../../support/charge-calls'
 
 const window100: Policy = { algorithm: 'sliding-window', limit: 100, periodMs: 3_600_000 }
-const call = (key: string, fields: Partial<ChargeCall> = {}): ChargeCall => ({
-  rule: { id: 'co' },
-  key: `co|${key}`,
-  policy: window100,
-  cost: 1,
-  failMode: 'open',
-  ...fields,
-})
-const flaky = env.FLAKY_LIMITER as unknown as LimiterNamespace
+const call = chargeCalls('co', window100)
 
 describe('coalescing: concurrent requests for one key go as one call', () => {
   it('admits exactly 100 of 500 concurrent requests with a handful of calls', async () => {

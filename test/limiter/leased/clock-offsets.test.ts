@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../../src/algorithms/reserve'
 import type { LimiterNamespace } from '../../../src/limiter/client'
-import { LeaseBook } from '../../../src/limiter/leased/leases'
-import { ClientStats } from '../../../src/limiter/calls/stats'
 import { Clocks, type MachineKind } from '../../../tools/scale/clocks'
 import { objectClass } from '../../../tools/scale/limiter-adapter'
 import { SimNamespace } from '../../../tools/scale/namespace'
 import { oracleFor } from '../../../tools/scale/oracle'
 import { VirtualClock } from '../../../tools/scale/virtual-time'
 import { settle } from '../../support/virtual-clock'
+import { leaseBook } from '../../support/lease-book'
 
 const MINUTE = 60_000
 const COST = 10
@@ -53,13 +52,7 @@ async function overAdmitted(policy: LeasablePolicy, offKind: MachineKind, offMs:
   }
   const books = Array.from({ length: 4 }, (_, i) => {
     const isolate = clocks.of('isolate', String(i))
-    return new LeaseBook({
-      id: `isolate-${i}`,
-      location: 'colo',
-      now: () => isolate.read(Date.now()),
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
-    })
+    return leaseBook({ id: `isolate-${i}`, location: 'colo', now: () => isolate.read(Date.now()) })
   })
   const rootClock = clocks.ofObject(call.key)
   const admitted: number[] = []

@@ -3,15 +3,14 @@ import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../../src/algorithms/reserve'
 import type { LotSpan } from '../../../src/algorithms/types'
 import type { LimiterNamespace } from '../../../src/limiter/client'
-import { LeaseBook } from '../../../src/limiter/leased/leases'
 import { RateLimiterObject } from '../../../src/limiter/rate-limiter-object'
 import type { LeaseKey, LesseeAsk, Lot, Reservation } from '../../../src/limiter/leased/reservation'
-import { ClientStats } from '../../../src/limiter/calls/stats'
 import { SimNamespace } from '../../../tools/scale/namespace'
 import type { Fault } from '../../../tools/scale/object-server'
 import { oracleFor } from '../../../tools/scale/oracle'
 import { VirtualClock } from '../../../tools/scale/virtual-time'
 import { settle } from '../../support/virtual-clock'
+import { leaseBook } from '../../support/lease-book'
 
 const MINUTE = 60_000
 
@@ -132,15 +131,8 @@ describe('units through the tiers, whatever calls fail', () => {
             cost: 5,
             failMode: 'closed' as const,
           }
-          const books = Array.from(
-            { length: 3 },
-            (_, i) =>
-              new LeaseBook({
-                id: `isolate-${i}`,
-                location: 'colo',
-                stats: new ClientStats(0),
-                keepAlive: () => undefined,
-              })
+          const books = Array.from({ length: 3 }, (_, i) =>
+            leaseBook({ id: `isolate-${i}`, location: 'colo' })
           )
           const admitted: number[] = []
           const restore = clock.install()

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../../src/algorithms/reserve'
 import type { Upstream } from '../../../src/limiter/leased/lease-calls'
 import { DEFAULT_HORIZON_MS, spreadOf } from '../../../src/limiter/leased/lease-sizing'
-import { LeaseBook, type LeaseRef } from '../../../src/limiter/leased/leases'
+import type { LeaseRef } from '../../../src/limiter/leased/leases'
 import { Lessees, RATE_TTL_MS } from '../../../src/limiter/leased/lessees'
 import type { LeaseAsk, Lot, Reservation } from '../../../src/limiter/leased/reservation'
-import { ClientStats } from '../../../src/limiter/calls/stats'
+import { leaseBook } from '../../support/lease-book'
 
 const MINUTE = 60_000
 const sliding: LeasablePolicy = { algorithm: 'sliding-window', limit: 1_000_000, periodMs: MINUTE }
@@ -38,11 +38,9 @@ function lessor(clock: { ms: number }) {
 }
 
 function bookAt(clock: { ms: number }, lapsedGatherMs?: number) {
-  return new LeaseBook({
+  return leaseBook({
     id: 'lapsed',
     now: () => clock.ms,
-    stats: new ClientStats(0),
-    keepAlive: () => undefined,
     ...(lapsedGatherMs !== undefined ? { lapsedGatherMs } : {}),
   })
 }
@@ -95,11 +93,9 @@ describe('units that lapse unspent at a window end', () => {
 describe("a root's lessee at a window start", () => {
   it('whose units lapsed at that start asks at its own point of the first moments, not at once', async () => {
     const clock = { ms: start + MINUTE - 100 }
-    const book = new LeaseBook({
+    const book = leaseBook({
       id: 'spread',
       now: () => clock.ms,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
       // As a location's object: the root's lessee, gathering what lapsed.
       scarceForWindow: true,
       lapsedGatherMs: 2_000,

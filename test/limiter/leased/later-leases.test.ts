@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../../src/algorithms/reserve'
 import { heldNow } from '../../../src/limiter/leased/key-lease'
 import type { Upstream } from '../../../src/limiter/leased/lease-calls'
-import { LeaseBook, type LeaseRef } from '../../../src/limiter/leased/leases'
+import type { LeaseRef } from '../../../src/limiter/leased/leases'
 import type { LeaseAsk, Reservation } from '../../../src/limiter/leased/reservation'
-import { ClientStats } from '../../../src/limiter/calls/stats'
+import { leaseBook } from '../../support/lease-book'
 
 const MINUTE = 60_000
 const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, periodMs: MINUTE }
@@ -52,12 +52,7 @@ function shortRoot(
 }
 
 function book(clock: { ms: number }) {
-  return new LeaseBook({
-    id: 'location',
-    now: () => clock.ms,
-    stats: new ClientStats(0),
-    keepAlive: () => undefined,
-  })
+  return leaseBook({ id: 'location', now: () => clock.ms })
 }
 
 describe('units a short key’s lessee holds for later in the window', () => {

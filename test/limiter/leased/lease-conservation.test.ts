@@ -3,9 +3,8 @@ import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../../src/algorithms/reserve'
 import type { Lot } from '../../../src/limiter/leased/key-lease'
 import type { Upstream } from '../../../src/limiter/leased/lease-calls'
-import { LeaseBook } from '../../../src/limiter/leased/leases'
 import type { Reservation } from '../../../src/limiter/leased/reservation'
-import { ClientStats } from '../../../src/limiter/calls/stats'
+import { leaseBook } from '../../support/lease-book'
 
 const MINUTE = 60_000
 const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, periodMs: MINUTE }
@@ -78,12 +77,7 @@ describe('a lease book conserves units', () => {
               return Promise.resolve()
             },
           }
-          const book = new LeaseBook({
-            id: 'conserve',
-            now: () => nowMs,
-            stats: new ClientStats(0),
-            keepAlive: () => undefined,
-          })
+          const book = leaseBook({ id: 'conserve', now: () => nowMs })
           const out: Lot[] = []
           let handedOut = 0
           let back = 0

@@ -3,14 +3,17 @@ import { env } from 'cloudflare:workers'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LeasablePolicy } from '../../../src/algorithms/reserve'
 import { LimiterUnavailableError } from '../../../src/errors'
-import type { ChargeCall, LimiterNamespace } from '../../../src/limiter/client'
+import type { ChargeCall } from '../../../src/limiter/client'
 import { batchCap } from '../../../src/limiter/leased/lease-sizing'
 import type { Upstream } from '../../../src/limiter/leased/lease-calls'
 import { LeaseBook } from '../../../src/limiter/leased/leases'
 import { LOCATION_QUIET_MS } from '../../../src/limiter/leased/location-lessor'
 import { RateLimiterObject } from '../../../src/limiter/rate-limiter-object'
+import type { Reservation } from '../../../src/limiter/leased/reservation'
 import { ClientStats } from '../../../src/limiter/calls/stats'
 import { freezeClock } from '../../support/clock'
+import { leaseBook } from '../../support/lease-book'
+import { flaky } from '../../support/charge-calls'
 
 const HOUR = 3_600_000
 const hourly = (algorithm: LeasablePolicy['algorithm'], limit: number): LeasablePolicy =>
@@ -28,6 +31,17 @@ const leased = (policy: LeasablePolicy, fields: Partial<ChargeCall> = {}): Charg
   failMode: 'open',
   consistency: 'leased',
   ...fields,
+})
+
+/** A lessor's answer at time 0 that grants `units`, good for 5 s. */
+const grant = (units: number): Reservation => ({
+  granted: units,
+  decision: { allowed: true, limit: 1, remaining: 0, resetAtMs: 0, retryAfterMs: 0 },
+  chargedAtMs: 0,
+  validUntilMs: 5_000,
+  epoch: 'e',
+  horizonMs: 250,
+  scarce: false,
 })
 
 /** Stops the clock (objects included) just after an hour boundary, so no window ends. */
@@ -231,27 +245,13 @@ describe('leased quotas', () => {
     const refunds: { policy: LeasablePolicy; units: number }[] = []
     const upstream: Upstream = {
       timeoutMs: 1_000,
-      reserve: (_lease, _policy, ask) =>
-        Promise.resolve({
-          granted: Math.max(10, ask.minUnits),
-          decision: { allowed: true, limit: 1, remaining: 0, resetAtMs: 0, retryAfterMs: 0 },
-          chargedAtMs: 0,
-          validUntilMs: 5_000,
-          epoch: 'e',
-          horizonMs: 250,
-          scarce: false,
-        }),
+      reserve: (_lease, _policy, ask) => Promise.resolve(grant(Math.max(10, ask.minUnits))),
       refund: (_lease, policy, lot) => {
         refunds.push({ policy, units: lot.units })
         return Promise.resolve()
       },
     }
-    const book = new LeaseBook({
-      now: () => 0,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
-      oneVersion,
-    })
+    const book = leaseBook({ now: () => 0, oneVersion })
     const free: LeasablePolicy = { ...hourly('sliding-window', 100), tier: 'free' }
     const paid: LeasablePolicy = { ...hourly('sliding-window', 1_000), tier: 'paid' }
     const take = (policy: LeasablePolicy) =>
@@ -269,15 +269,7 @@ describe('leased quotas', () => {
     const asked: number[] = []
     const refunds: number[] = []
     let answerFirst: () => void = () => undefined
-    const reservation = {
-      granted: 10,
-      decision: { allowed: true, limit: 1, remaining: 0, resetAtMs: 0, retryAfterMs: 0 },
-      chargedAtMs: 0,
-      validUntilMs: 5_000,
-      epoch: 'e',
-      horizonMs: 250,
-      scarce: false,
-    }
+    const reservation = grant(10)
     const upstream: Upstream = {
       timeoutMs: 1_000,
       reserve: (_lease, policy) => {
@@ -292,11 +284,7 @@ describe('leased quotas', () => {
         return Promise.resolve()
       },
     }
-    const book = new LeaseBook({
-      now: () => 0,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
-    })
+    const book = leaseBook({ now: () => 0 })
     const before = hourly('sliding-window', 100)
     const after = { ...before, limit: 90 }
     const take = (policy: LeasablePolicy) =>
@@ -329,7 +317,6 @@ describe('leased quotas', () => {
   })
 
   it('follows the fail mode when the object cannot be reached', async () => {
-    const flaky = env.FLAKY_LIMITER as unknown as LimiterNamespace
     const stats = new ClientStats(0)
     const book = new LeaseBook({ stats })
     const policy = hourly('sliding-window', 10)

@@ -3,7 +3,7 @@ import type { LeasablePolicy } from '../../../src/algorithms/reserve'
 import type { Upstream } from '../../../src/limiter/leased/lease-calls'
 import { LeaseBook, type LeaseRef, type Take } from '../../../src/limiter/leased/leases'
 import type { LeaseAsk, Reservation } from '../../../src/limiter/leased/reservation'
-import { ClientStats } from '../../../src/limiter/calls/stats'
+import { leaseBook } from '../../support/lease-book'
 
 const HOUR = 3_600_000
 const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 1_000_000, periodMs: HOUR }
@@ -36,12 +36,7 @@ function openingLessor(clock: { ms: number }, opensAtMs: number) {
 
 /** An isolate's book that just started, on the test's clock. */
 function coldBook(clock: { ms: number }): LeaseBook {
-  return new LeaseBook({
-    id: 'cold',
-    now: () => clock.ms,
-    stats: new ClientStats(0),
-    keepAlive: () => undefined,
-  })
+  return leaseBook({ id: 'cold', now: () => clock.ms })
 }
 
 afterEach(() => {
@@ -122,11 +117,9 @@ describe('a lessor of lessees that just started (a deploy)', () => {
 
   it('keeps what its lessor granted beyond its plan while starting, and hands the excess back after', async () => {
     const clock = { ms: start }
-    const book = new LeaseBook({
+    const book = leaseBook({
       id: 'region',
       now: () => clock.ms,
-      stats: new ClientStats(0),
-      keepAlive: () => undefined,
       starting: (nowMs) => nowMs < start + 1_000,
     })
     const root = generousRoot(clock)

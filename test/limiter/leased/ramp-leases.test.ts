@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../../src/algorithms/reserve'
 import type { Upstream } from '../../../src/limiter/leased/lease-calls'
-import { LeaseBook, QUIET_MS, type LeaseRef } from '../../../src/limiter/leased/leases'
+import { QUIET_MS, type LeaseRef } from '../../../src/limiter/leased/leases'
 import type { Lot, Reservation } from '../../../src/limiter/leased/reservation'
-import { ClientStats } from '../../../src/limiter/calls/stats'
+import { leaseBook } from '../../support/lease-book'
 
 const MINUTE = 60_000
 const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, periodMs: MINUTE }
@@ -45,12 +45,7 @@ function shortRoot(clock: { ms: number }) {
 }
 
 async function bookWithRamp(clock: { ms: number }) {
-  const book = new LeaseBook({
-    id: 'location',
-    now: () => clock.ms,
-    stats: new ClientStats(0),
-    keepAlive: () => undefined,
-  })
+  const book = leaseBook({ id: 'location', now: () => clock.ms })
   const root = shortRoot(clock)
   await book.take(root.upstream, ref, 1, 10)
   await book.settled()

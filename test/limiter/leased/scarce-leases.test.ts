@@ -5,7 +5,7 @@ import { scarceWaitMs, spreadOf } from '../../../src/limiter/leased/lease-sizing
 import { LimiterUnavailableError } from '../../../src/errors'
 import { LeaseBook } from '../../../src/limiter/leased/leases'
 import type { ReserveAsk, Reservation } from '../../../src/limiter/leased/reservation'
-import { ClientStats } from '../../../src/limiter/calls/stats'
+import { leaseBook } from '../../support/lease-book'
 
 const MINUTE = 60_000
 const policy: LeasablePolicy = { algorithm: 'sliding-window', limit: 6_000_000, periodMs: MINUTE }
@@ -73,13 +73,7 @@ async function drive(
 
 /** A lease book on a fake clock, that keeps nothing running in the background itself. */
 function bookOn(clock: { ms: number }, id: string, scarceForWindow = false): LeaseBook {
-  return new LeaseBook({
-    id,
-    now: () => clock.ms,
-    stats: new ClientStats(0),
-    keepAlive: () => undefined,
-    scarceForWindow,
-  })
+  return leaseBook({ id, now: () => clock.ms, scarceForWindow })
 }
 
 describe('a lease book on a scarce key', () => {
@@ -257,12 +251,7 @@ describe('a lease book on a scarce key', () => {
   it('denies for now a request still without units at its deadline (a lessor slow under load)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
     try {
-      const book = new LeaseBook({
-        id: 'deadline',
-        now: () => start,
-        stats: new ClientStats(0),
-        keepAlive: () => undefined,
-      })
+      const book = leaseBook({ id: 'deadline', now: () => start })
       const slow: Upstream = {
         timeoutMs: 1_000,
         reserve: () => new Promise<Reservation>(() => undefined),

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest'
 import type { LeasablePolicy } from '../../../src/algorithms/reserve'
 import { measureRate, type KeyLease } from '../../../src/limiter/leased/key-lease'
 import type { Upstream } from '../../../src/limiter/leased/lease-calls'
-import { LeaseBook, type LeaseRef } from '../../../src/limiter/leased/leases'
+import type { LeaseRef } from '../../../src/limiter/leased/leases'
 import type { LeaseAsk, Lot, Reservation } from '../../../src/limiter/leased/reservation'
-import { ClientStats } from '../../../src/limiter/calls/stats'
 import type { Decision } from '../../../src/types'
+import { leaseBook } from '../../support/lease-book'
 
 const SECOND = 1_000
 /** The small key of the scale simulator: 10 a second. */
@@ -52,12 +52,7 @@ function heldLessor(clock: { ms: number }) {
 }
 
 function bookAt(clock: { ms: number }) {
-  return new LeaseBook({
-    id: 'sparse',
-    now: () => clock.ms,
-    stats: new ClientStats(0),
-    keepAlive: () => undefined,
-  })
+  return leaseBook({ id: 'sparse', now: () => clock.ms })
 }
 
 const ref: LeaseRef = { ruleId: 'r', key: 'k', policy: small }

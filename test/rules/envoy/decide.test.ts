@@ -1,19 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { compileEnvoy } from '../../../src/rules/envoy/config'
 import { envoyResponse, planEnvoy, type EnvoySlot } from '../../../src/rules/envoy/decide'
-import type { EnvoyEntry } from '../../../src/rules/envoy/limits'
 import { MAX_UINT32 } from '../../../src/rules/envoy/units'
 import type { Decision } from '../../../src/types'
-
-const compile = (domain: string, descriptors: unknown[]) => {
-  const { domains, problems } = compileEnvoy([{ domain, descriptors }], () => ({ path: 'x' }))
-  expect(problems).toEqual([])
-  return domains
-}
-const rl = (requests_per_unit: number, unit = 'second', extra: Record<string, unknown> = {}) => ({
-  rate_limit: { unit, requests_per_unit, ...extra },
-})
-const e = (key: string, value = ''): EnvoyEntry => ({ key, value })
+import { compileDomain as compile, entry as e, rateLimitOf as rl } from '../../support/envoy'
 
 /** 2026-01-01T10:00:30.250Z: 30.25 s into a minute, 36,030.25 s into a day. */
 const NOW = Date.UTC(2026, 0, 1, 10, 0, 30, 250)

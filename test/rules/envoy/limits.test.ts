@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { compileEnvoy, findLimit, planEnvoy, type EnvoyEntry } from '../../../src/rules'
-
-const compile = (domain: string, descriptors: unknown[]) => {
-  const { domains, problems } = compileEnvoy([{ domain, descriptors }], () => ({ path: 'x' }))
-  expect(problems).toEqual([])
-  return domains
-}
-const rl = (requests_per_unit: number, unit = 'second', extra: Record<string, unknown> = {}) => ({
-  rate_limit: { unit, requests_per_unit, ...extra },
-})
-const e = (key: string, value = ''): EnvoyEntry => ({ key, value })
+import { findLimit, planEnvoy, type EnvoyEntry } from '../../../src/rules'
+import { compileDomain as compile, entry as e, rateLimitOf as rl } from '../../support/envoy'
 
 describe('Envoy descriptor lookup (the README examples)', () => {
   it('example 1: key and value select a limit', () => {

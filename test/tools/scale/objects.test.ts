@@ -4,7 +4,7 @@ import { RateLimiterObject } from '../../../src/limiter/rate-limiter-object'
 import { SimNamespace, type Geography } from '../../../tools/scale/namespace'
 import type { ServerObserver } from '../../../tools/scale/object-server'
 import { VirtualClock } from '../../../tools/scale/virtual-time'
-import { settle } from '../../support/virtual-clock'
+import { settle, whileInstalled } from '../../support/virtual-clock'
 
 const T0 = 1_800_000_000_000
 
@@ -25,40 +25,59 @@ function observer() {
   return { seen, o }
 }
 
-/** A class whose objects wait, write, and call each other. */
-class Echo extends DurableObject<{ LIMITER: { getByName(name: string): Echo } }> {
-  constructor(ctx: DurableObjectState, env: { LIMITER: { getByName(name: string): Echo } }) {
-    super(ctx, env)
-    void ctx.blockConcurrencyWhile(async () => {
-      // Virtual: the tests below install the simulator's clock, whose setTimeout waits for nothing.
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    })
-  }
-  now(): number {
-    return Date.now()
-  }
-  bump(): number {
-    const n = (this.ctx.storage.kv.get<number>('n') ?? 0) + 1
-    this.ctx.storage.kv.put('n', n)
-    return n
-  }
-  async relay(name: string): Promise<number> {
-    return await this.env.LIMITER.getByName(name).now()
+/** How long a new Echo's constructor blocks its calls (virtual ms). */
+const CONSTRUCTION_MS = 50
+
+interface EchoEnv {
+  LIMITER: { getByName(name: string): EchoCalls }
+}
+
+/** What the Echo objects answer. */
+interface EchoCalls {
+  now(): number
+  bump(): number
+  relay(name: string): Promise<number>
+}
+
+/** A class whose objects wait on `clock` as they are built, write, and call each other. */
+function echoOn(clock: VirtualClock) {
+  return class Echo extends DurableObject<EchoEnv> implements EchoCalls {
+    constructor(ctx: DurableObjectState, env: EchoEnv) {
+      super(ctx, env)
+      void ctx.blockConcurrencyWhile(
+        () => new Promise<void>((resolve) => void clock.after(CONSTRUCTION_MS, resolve))
+      )
+    }
+    now(): number {
+      return Date.now()
+    }
+    bump(): number {
+      const n = (this.ctx.storage.kv.get<number>('n') ?? 0) + 1
+      this.ctx.storage.kv.put('n', n)
+      return n
+    }
+    async relay(name: string): Promise<number> {
+      return await this.env.LIMITER.getByName(name).now()
+    }
   }
 }
 
-function world<T extends object>(Class: new (ctx: never, env: never) => T, queueBound = 100) {
+type Echo = InstanceType<ReturnType<typeof echoOn>>
+
+function world<T extends object>(
+  classOn: (clock: VirtualClock) => new (ctx: never, env: never) => T,
+  queueBound = 100
+) {
   const clock = new VirtualClock(T0)
   const { seen, o } = observer()
-  const namespace = new SimNamespace(clock, line, Class, { serviceMs: 1, queueBound }, o)
+  const namespace = new SimNamespace(clock, line, classOn(clock), { serviceMs: 1, queueBound }, o)
   return { clock, seen, namespace }
 }
 
 describe('simulated objects', () => {
   it('run the real RateLimiterObject, created where the first caller is, one delay each way', async () => {
-    const { clock, namespace } = world(RateLimiterObject)
-    const restore = clock.install()
-    try {
+    const { clock, namespace } = world(() => RateLimiterObject)
+    await whileInstalled(clock, async () => {
       const stub = namespace
         .view(0)
         .getByName('k') as unknown as DurableObjectStub<RateLimiterObject>
@@ -85,15 +104,12 @@ describe('simulated objects', () => {
       void far.charge(policy, 0).then(() => (tookMs = Date.now() - sentMs))
       await settle(clock)
       expect(tookMs).toBe(21 + 1 + 21)
-    } finally {
-      restore()
-    }
+    })
   })
 
   it('answer "overloaded" past the queue bound, with the flag the runtime sets', async () => {
-    const { clock, namespace, seen } = world(RateLimiterObject, 3)
-    const restore = clock.install()
-    try {
+    const { clock, namespace, seen } = world(() => RateLimiterObject, 3)
+    await whileInstalled(clock, async () => {
       const stub = namespace
         .view(0)
         .getByName('k') as unknown as DurableObjectStub<RateLimiterObject>
@@ -108,15 +124,12 @@ describe('simulated objects', () => {
       expect(error.message).toBe('Durable Object is overloaded. Too many requests queued.')
       expect(error.overloaded).toBe(true)
       expect(seen).toMatchObject({ arrived: 10, overloaded: 6, waits: [0, 1, 2, 3] })
-    } finally {
-      restore()
-    }
+    })
   })
 
   it('fail queued and running calls on a restart, then serve from a new instance over the same storage', async () => {
-    const { clock, namespace } = world(Echo)
-    const restore = clock.install()
-    try {
+    const { clock, namespace } = world(echoOn)
+    await whileInstalled(clock, async () => {
       const stub = namespace.view(0).getByName('e') as unknown as DurableObjectStub<Echo>
       await Promise.all([stub.bump(), settle(clock)])
       const server = namespace.object('e')!
@@ -144,17 +157,14 @@ describe('simulated objects', () => {
       await settle(clock)
       expect(await next).toBe(3)
       expect(server.instance).not.toBe(first)
-      // Down for 200 ms, then the new instance's constructor blocks for 50.
-      expect(Date.now()).toBe(restartedAtMs + 200 + 50 + 1 + 1)
-    } finally {
-      restore()
-    }
+      // Down for 200 ms, then the new instance's constructor blocks.
+      expect(Date.now()).toBe(restartedAtMs + 200 + CONSTRUCTION_MS + 1 + 1)
+    })
   })
 
   it('let an object call another from its own location; a hint places an object', async () => {
-    const { clock, namespace } = world(Echo)
-    const restore = clock.install()
-    try {
+    const { clock, namespace } = world(echoOn)
+    await whileInstalled(clock, async () => {
       const hinted = namespace.view(0).getByName('far', {
         locationHint: 'oc',
       }) as unknown as DurableObjectStub<Echo>
@@ -165,10 +175,10 @@ describe('simulated objects', () => {
       expect(namespace.object('far')!.location).toBe(2)
       // The relayed-to object is created where its caller, the object at 2, is.
       expect(namespace.object('near-far')!.location).toBe(2)
-      // 21 ms out, 50 ms of construction block, then the inner call: 1 out, 50 block, 1, 1 back.
-      expect(answeredMs - sentMs).toBeGreaterThan(21 + 50 + 1 + 50 + 1 + 21)
-    } finally {
-      restore()
-    }
+      // 21 ms out, the construction block, then the inner call: 1 out, its block, 1, 1 back.
+      expect(answeredMs - sentMs).toBeGreaterThan(
+        21 + CONSTRUCTION_MS + 1 + CONSTRUCTION_MS + 1 + 21
+      )
+    })
   })
 })
