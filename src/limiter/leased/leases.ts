@@ -31,13 +31,8 @@ import {
   type Lot,
 } from './key-lease'
 import { HandBack } from './hand-back'
-import {
-  failedCharge,
-  keepAliveInRequest,
-  locationUpstream,
-  rootUpstream,
-  type Upstream,
-} from './lease-calls'
+import { IsolateLessors } from './isolate-lessors'
+import { failedCharge, keepAliveInRequest, type Upstream } from './lease-calls'
 import { rootNowOf, rootTimeOf, spanHere, type ClockOffset } from './lease-clock'
 import { LeaseRefill, type BookLease } from './lease-refill'
 import { DEFAULT_HORIZON_MS, leasesFromRoot, spreadOf } from './lease-sizing'
@@ -56,9 +51,6 @@ export type { LeaseRef, Take } from './lease-take'
 export const QUIET_MS = 1_000
 /** Keys a book keeps, least recently used dropped first (their units handed back). */
 const MAX_KEYS = 10_000
-
-/** Where an isolate is when the request says nothing of it (local runs). */
-const UNKNOWN_LOCATION = 'local'
 
 /** How a book reads the clock and keeps background calls alive. */
 export interface LeaseBookOptions {
@@ -105,34 +97,6 @@ export interface LeaseBookOptions {
 /** The clock of a lessee that has not heard from its lessor: read as the root's. */
 const SAME_CLOCK: ClockOffset = { lowMs: 0, highMs: 0 }
 
-/** An upstream made once for what it was made with, remade when that changes. */
-class MadeUpstream {
-  #to: Upstream | undefined
-  #namespace: ObjectNamespace | undefined
-  #timeoutMs = 0
-  #stats: ClientStats | undefined
-
-  /** The upstream for these, made by `make` unless the one made last was for them. */
-  get(
-    namespace: ObjectNamespace,
-    timeoutMs: number,
-    stats: ClientStats,
-    make: () => Upstream
-  ): Upstream {
-    if (
-      this.#to &&
-      this.#namespace === namespace &&
-      this.#timeoutMs === timeoutMs &&
-      this.#stats === stats
-    )
-      return this.#to
-    this.#namespace = namespace
-    this.#timeoutMs = timeoutMs
-    this.#stats = stats
-    return (this.#to = make())
-  }
-}
-
 /** The default clock: one function for every book (not a closure each). */
 const wallClock = (): number => Date.now()
 
@@ -151,18 +115,11 @@ export class LeaseBook {
   readonly #refill: LeaseRefill
   /** Its takes of units for requests. */
   readonly #taker: LeaseTaker
-  #location: string | undefined
-  #region: Region | undefined
+  /** Where the isolate is, and its lessors from there. */
+  readonly #lessors: IsolateLessors
   /** How long a key goes unused before its units go back (ms). */
   readonly quietMs: number
   #lastSweepMs = 0
-  /**
-   * The isolate's lessors, each made once (a request makes none) and remade if what made it
-   * changed: its location's object, and the key's root for a key leased straight from it
-   * ({@link leasesFromRoot}).
-   */
-  readonly #locationTo = new MadeUpstream()
-  readonly #root = new MadeUpstream()
 
   /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
@@ -176,8 +133,7 @@ export class LeaseBook {
     }
     const startedMs = this.#now()
     const starting = options.starting ?? ((nowMs: number) => nowMs - startedMs < STARTING_MS)
-    this.#location = options.location
-    this.#region = options.region
+    this.#lessors = new IsolateLessors(this.id, options.location, options.region)
     this.#handBack = new HandBack(
       options.keepAlive ?? keepAliveInRequest,
       options.lapsedGatherMs ?? 0
@@ -212,14 +168,12 @@ export class LeaseBook {
    * @param region - its region, if the request says (`regionOf`)
    */
   locate(location: string | undefined, region?: Region): void {
-    if (this.#location !== undefined || location === undefined) return
-    this.#location = location
-    this.#region = region
+    this.#lessors.locate(location, region)
   }
 
   /** Whether this isolate's location is known. */
   get located(): boolean {
-    return this.#location !== undefined
+    return this.#lessors.located
   }
 
   /**
@@ -243,8 +197,8 @@ export class LeaseBook {
     if (!isLeasable(policy)) throw new Error(`${policy.algorithm} cannot be leased`)
     const stats = this.#stats()
     const to = leasesFromRoot(policy)
-      ? this.#rootOf(namespace, timeoutMs, stats)
-      : this.#locationOf(namespace, timeoutMs, stats)
+      ? this.#lessors.rootOf(namespace, timeoutMs, stats)
+      : this.#lessors.locationOf(namespace, timeoutMs, stats)
     const ref: LeaseRef = {
       ruleId: call.rule.id,
       placement: call.rule.placement,
@@ -462,7 +416,7 @@ export class LeaseBook {
    */
   async forgetHere(namespace: ObjectNamespace, ref: LeaseKey, timeoutMs: number): Promise<void> {
     this.forget(ref.ruleId, ref.key)
-    const to = this.#locationOf(namespace, timeoutMs, this.#stats())
+    const to = this.#lessors.locationOf(namespace, timeoutMs, this.#stats())
     await to.forget?.(ref)
   }
 
@@ -506,28 +460,6 @@ export class LeaseBook {
   /** Waits for every background call (refills, refunds) started so far. */
   async settled(): Promise<void> {
     await this.#handBack.settled()
-  }
-
-  /** The lessor of this isolate for a key leased straight from its root: the root. */
-  #rootOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
-    return this.#root.get(namespace, timeoutMs, stats, () =>
-      rootUpstream(namespace, { stats, timeoutMs, lessee: this.id })
-    )
-  }
-
-  /** The lessor of this isolate: its location's object. */
-  #locationOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
-    const make = () =>
-      locationUpstream(namespace, this.#location ?? UNKNOWN_LOCATION, {
-        stats,
-        timeoutMs,
-        lessee: this.id,
-        region: this.#region,
-      })
-    // Kept only once located: until then, a later request may still tell where it is.
-    return this.#location === undefined
-      ? make()
-      : this.#locationTo.get(namespace, timeoutMs, stats, make)
   }
 
   /** At most once per quiet time: hands back the units of keys that went quiet. */
