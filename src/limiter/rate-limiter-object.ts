@@ -10,7 +10,6 @@ import {
   releaseLease,
   type ConcurrencyPolicy,
   type ConcurrencyState,
-  type KeyState,
   type Policy,
   withMoreIn,
 } from '../algorithms'
@@ -18,7 +17,6 @@ import { gateKey } from '../algorithms/gate'
 import {
   decideOnRecord,
   familyState,
-  noteInUse,
   recordExpiresAtMs,
   withFamily,
   type FamilyState,
@@ -27,25 +25,16 @@ import {
   type KeyStep,
 } from '../algorithms/key-record'
 import { handBackKey } from '../algorithms/refund'
-import { isWindowed, type LeasablePolicy } from '../algorithms/reserve'
-import { reserveUnderVersions } from '../algorithms/reserve-versions'
+import type { LeasablePolicy } from '../algorithms/reserve'
 import type { LotSpan } from '../algorithms/types'
 import type { Decision } from '../types'
 import { alarmJitterMs } from './alarm-jitter'
 import type { LeaseKey, Lot } from './leased/key-lease'
-import {
-  batchCap,
-  horizonFor,
-  pacingFor,
-  rampShare,
-  ROOT_PACING,
-  SCARCE_ROOT_PACING,
-  stepShare,
-} from './leased/lease-sizing'
 import { Lessees } from './leased/lessees'
 import { LocationLessor } from './leased/location-lessor'
 import type { ObjectNamespace } from './calls/object-name'
 import type { Lessor, LesseeAsk, Reservation } from './leased/reservation'
+import { reserveAtRoot } from './leased/root-reserve'
 
 /**
  * The stored record (`algorithms/key-record.ts`): the state of the family written last (an
@@ -84,36 +73,6 @@ const STATE_KEY = 'state'
 export const OBJECT_CLOCK: unique symbol = Symbol('object clock')
 /** Names the key's state for leases: a reset (or an idle delete) starts a new one. */
 const EPOCH_KEY = 'lease-epoch'
-
-/**
- * A starting lessee (a location's or regional object in the second after it opened for a
- * deploy) is granted up to this many times its ask while the key keeps at least half its room,
- * and keeps it while it is starting. Its first ask is sized before its lessees measured their
- * demand, and before it heard the root's horizon. Granted only its ask, it called again as soon
- * as its lessees took their next batches: two or three calls per location in a deploy's first
- * second (at S 1.1, 626 calls then with twice the ask, 367 with four times it, without the
- * regional tier). With it, a regional object granted four times its ask ran out while its
- * locations filled their first stocks, and their isolates waited for its second round trip to
- * the root: a deploy's p99.9 wait 321 ms with four times, 286 ms with eight, and no lower with
- * more (`npm run simulate:scale -- --demand 1.1 --seconds 20 --warmup 0`). What a lessee does
- * not spend it hands back once it is no longer starting. Not for a bucket: the tokens the
- * tiers hold count as taken from its burst until reported spent.
- */
-const STARTING_GRANT = 8
-
-/** The ask to reserve: a starting lessee's grown by {@link STARTING_GRANT} while the key is roomy. */
-function startingAsk(
-  current: KeyState | undefined,
-  policy: LeasablePolicy,
-  nowMs: number,
-  ask: LesseeAsk
-): LesseeAsk {
-  if (!ask.starting || ask.units === 0 || !isWindowed(policy)) return ask
-  const units = Math.min(batchCap(policy), STARTING_GRANT * ask.units)
-  // A look at the room, as `reserveKey` takes one: a charge of nothing.
-  const { decision } = chargeKey(current, policy, nowMs, 0)
-  return 2 * (decision.remaining - units) >= decision.limit ? { ...ask, units } : ask
-}
 
 /**
  * One instance per limit key (rule id + key values). Reads its state synchronously, runs the
@@ -186,89 +145,23 @@ export class RateLimiterObject extends DurableObject implements Lessor {
    */
   reserve(policy: LeasablePolicy, ask: LesseeAsk): Reservation {
     const nowMs = this[OBJECT_CLOCK]()
-    this.#lessees.note(ask.lessee, nowMs, ask.ratePerMs)
-    const record = this.#read()
-    const families = record?.families ?? []
-    const noted = noteInUse(record?.inUse ?? [], policy, nowMs)
-    const stored = familyState(families, policy, nowMs, true)
-    let epoch = this.#epoch()
-    let current = stored
-    // What the ask hands back, of this epoch only: a reset since dropped what was charged before.
-    const handBacks = [['refund', ask.returned] as const, ['spent', ask.spent] as const]
-    for (const [how, lots] of handBacks)
-      for (const lot of lots ?? [])
-        if (lot.epoch === epoch) current = handBackKey(how, current, policy, nowMs, lot.units, lot)
-    // While a sliding window has less room than is asked of it, nothing is charged at the next
-    // window's start, only on its ramp: what the start took would be room this one could still
-    // use as its previous slides out. (A fixed window's next count is its own: asks ahead take
-    // nothing from the current one.)
-    // Only an ask ahead of a sliding window can reach its ramp: the lessees' demand is summed
-    // for it alone.
-    const rampUnits =
-      ask.nextUnits && policy.algorithm === 'sliding-window'
-        ? rampShare(policy, ask.ratePerMs, this.#lessees.ratePerMs(nowMs))
-        : undefined
-    // While the key is short, what a lessee lacks now it may be granted for later in this
-    // window, its share of each step's room: the lessees' demand is summed for that too.
-    const laterPerStep =
-      nowMs < this.#scarceUntilMs && policy.algorithm === 'sliding-window'
-        ? stepShare(policy, ask.ratePerMs, this.#lessees.ratePerMs(nowMs))
-        : undefined
-    const shared = {
-      ...startingAsk(current, policy, nowMs, ask),
-      ...(rampUnits === undefined ? {} : { rampUnits }),
-      ...(laterPerStep === undefined ? {} : { laterPerStep }),
-    }
-    const ahead =
-      nowMs >= this.#scarceUntilMs || policy.algorithm !== 'sliding-window'
-        ? shared
-        : { ...shared, rampOnly: true }
-    // Another version of the rule in use: what is granted fits it too, and is charged to it.
-    const others = noted.others.map((other) => ({
-      policy: other,
-      state: familyState(families, other, nowMs, true),
-    }))
-    const { reserved, others: charged } = reserveUnderVersions(
-      current,
-      policy,
-      others,
-      nowMs,
-      ahead
-    )
-    let kept = families
-    charged.forEach((state, i) => {
-      if (state !== undefined && state !== others[i]!.state)
-        kept = withFamily(kept, noted.inUse, others[i]!.policy, state)
+    // No await between the read and the write: the input gate makes this atomic per key.
+    const stored = this.#epoch()
+    // A key's first reservation gives it its epoch, minted now: no lot handed back with this ask
+    // can carry it.
+    const epoch = stored ?? crypto.randomUUID()
+    const reserved = reserveAtRoot(this.#read(), policy, ask, nowMs, {
+      lessees: this.#lessees,
+      scarceUntilMs: this.#scarceUntilMs,
+      epoch,
     })
-    const state = reserved.state ?? current
-    if (state !== undefined && (state !== stored || kept !== families || noted.changed))
-      kept = withFamily(kept, noted.inUse, policy, state)
-    if (kept !== families) this.#write({ families: kept, inUse: noted.inUse })
-    // Paced as short of room from the answer that finds it so: its lessee waits that horizon.
-    const short = ask.units > 0 && reserved.granted < ask.units
-    const pacing =
-      short || nowMs < this.#scarceUntilMs
-        ? SCARCE_ROOT_PACING
-        : pacingFor(ROOT_PACING, reserved.decision)
-    const horizonMs = horizonFor(this.#lessees.count(nowMs), pacing, policy.periodMs)
-    if (short) this.#scarceUntilMs = nowMs + horizonMs
-    if (epoch === undefined) {
-      this.ctx.storage.kv.put(EPOCH_KEY, (epoch = crypto.randomUUID()))
+    if (reserved.record) this.#write(reserved.record)
+    this.#scarceUntilMs = reserved.scarceUntilMs
+    if (stored === undefined) {
+      this.ctx.storage.kv.put(EPOCH_KEY, epoch)
       this.#epochKnown = epoch
     }
-    const { granted, decision, validUntilMs, next, ramp, later, scarce } = reserved
-    return {
-      granted,
-      decision,
-      chargedAtMs: nowMs,
-      validUntilMs,
-      epoch,
-      ...(next ? { next: { ...next, epoch } } : {}),
-      ...(ramp ? { ramp: ramp.map((grant) => ({ ...grant, epoch })) } : {}),
-      ...(later ? { later: later.map((grant) => ({ ...grant, epoch })) } : {}),
-      horizonMs,
-      scarce,
-    }
+    return reserved.reservation
   }
 
   /**

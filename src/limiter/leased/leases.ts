@@ -16,74 +16,41 @@
  * is early denials: units held elsewhere, at most what the lessees of a tier demand over their
  * horizon.
  */
-import { isLeasable, type LeasablePolicy } from '../../algorithms/reserve'
+import { isLeasable } from '../../algorithms/reserve'
 import type { Decision } from '../../types'
 import type { ChargeCall, ChargeResult } from '../calls/charge-call'
 import {
   addLapsed,
   addLot,
   addSpent,
-  allowedFrom,
   heldNow,
-  lotsOf,
-  measureRate,
   newKeyLease,
-  sameSpan,
-  soonDueMs,
   takeAhead,
-  takeUnits,
   unitsDueInMs,
-  type Held,
-  type KeyLease,
   type LeaseKey,
   type Lot,
-  type Outcome,
-  type Pending,
 } from './key-lease'
 import { HandBack } from './hand-back'
-import {
-  failedCharge,
-  keepAliveInRequest,
-  locationUpstream,
-  rootUpstream,
-  type Upstream,
-} from './lease-calls'
-import {
-  askUnits,
-  DEFAULT_HORIZON_MS,
-  leasesFromRoot,
-  planStableUntilMs,
-  refillPlan,
-  shareOfHeld,
-  spreadOf,
-  type RefillPlan,
-} from './lease-sizing'
-import {
-  demandRate,
-  lesseeState,
-  paceByAnswer,
-  quietDecision,
-  snapshotOf,
-  spreadWindowStart,
-  type Pacing,
-} from './lessor-word'
-import { offsetOf, rootNowOf, rootTimeOf, spanHere, type ClockOffset } from './lease-clock'
+import { IsolateLessors } from './isolate-lessors'
+import { failedCharge, keepAliveInRequest, type Upstream } from './lease-calls'
+import { rootNowOf, rootTimeOf, spanHere, type ClockOffset } from './lease-clock'
+import { LeaseRefill, type BookLease } from './lease-refill'
+import { DEFAULT_HORIZON_MS, leasesFromRoot, spreadOf } from './lease-sizing'
 import { LeaseTable } from './lease-table'
+import { LeaseTaker, type LeaseRef, type Take } from './lease-take'
+import type { Pacing } from './lessor-word'
 import type { ObjectNamespace } from '../calls/object-name'
 import type { Region } from '../calls/region'
-import { STARTING_MS, type Reservation } from './reservation'
-import { delay, unavailableOf, withTimeout } from '../calls/rpc'
+import { STARTING_MS } from './reservation'
+import { unavailableOf } from '../calls/rpc'
 import { clientStats, type ClientStats } from '../calls/stats'
+
+export type { LeaseRef, Take } from './lease-take'
 
 /** A key unused this long hands its unspent units back on the next touch of the book (ms). */
 export const QUIET_MS = 1_000
 /** Keys a book keeps, least recently used dropped first (their units handed back). */
 const MAX_KEYS = 10_000
-/** The least a lessee waits before asking an overloaded lessor again (ms). */
-const OVERLOAD_QUIET_MS = 500
-
-/** Where an isolate is when the request says nothing of it (local runs). */
-const UNKNOWN_LOCATION = 'local'
 
 /** How a book reads the clock and keeps background calls alive. */
 export interface LeaseBookOptions {
@@ -127,61 +94,8 @@ export interface LeaseBookOptions {
   regional?: { leastHorizonMs?: number; aheadHorizons: number }
 }
 
-/** A book's record of a key: what it holds, and the lessor it holds it from. */
-interface BookLease extends KeyLease {
-  to: Upstream
-  /** The last refill plan, while it holds (see `planStableUntilMs`). */
-  plan?: RefillPlan | undefined
-  planUntilMs?: number | undefined
-  /** What the takers waiting for a reservation want beyond their need. */
-  waitingExtra: number
-}
-
-/** A key and the limit its units are counted under. */
-export interface LeaseRef extends LeaseKey {
-  policy: LeasablePolicy
-  /** For a lessor that is itself a lessee: the demand its lessees report (units per ms). */
-  ratePerMs?: number | undefined
-}
-
-/**
- * What a take gave: units (with the span they may be spent in), or none and the decision; and
- * when the root took it, for a request decided by the units charged for it while it waited.
- */
-export type Take =
-  | { granted: number; lot: Lot; decision: Decision; waited: boolean; decidedAtMs?: number }
-  | { granted: 0; lot?: undefined; decision: Decision; waited: boolean; decidedAtMs?: undefined }
-
 /** The clock of a lessee that has not heard from its lessor: read as the root's. */
 const SAME_CLOCK: ClockOffset = { lowMs: 0, highMs: 0 }
-
-/** An upstream made once for what it was made with, remade when that changes. */
-class MadeUpstream {
-  #to: Upstream | undefined
-  #namespace: ObjectNamespace | undefined
-  #timeoutMs = 0
-  #stats: ClientStats | undefined
-
-  /** The upstream for these, made by `make` unless the one made last was for them. */
-  get(
-    namespace: ObjectNamespace,
-    timeoutMs: number,
-    stats: ClientStats,
-    make: () => Upstream
-  ): Upstream {
-    if (
-      this.#to &&
-      this.#namespace === namespace &&
-      this.#timeoutMs === timeoutMs &&
-      this.#stats === stats
-    )
-      return this.#to
-    this.#namespace = namespace
-    this.#timeoutMs = timeoutMs
-    this.#stats = stats
-    return (this.#to = make())
-  }
-}
 
 /** The default clock: one function for every book (not a closure each). */
 const wallClock = (): number => Date.now()
@@ -197,37 +111,29 @@ export class LeaseBook {
   readonly #now: () => number
   readonly #ownStats: ClientStats | undefined
   readonly #handBack: HandBack
-  #location: string | undefined
-  #region: Region | undefined
-  /** Where in a horizon this book asks on its own, and how long a scarce key stays so. */
-  readonly #pacing: Pacing
+  /** Its asks of its lessors, and what it makes of their answers. */
+  readonly #refill: LeaseRefill
+  /** Its takes of units for requests. */
+  readonly #taker: LeaseTaker
+  /** Where the isolate is, and its lessors from there. */
+  readonly #lessors: IsolateLessors
   /** How long a key goes unused before its units go back (ms). */
   readonly quietMs: number
   #lastSweepMs = 0
-  /** Whether its asks say it is just starting ({@link LeaseBookOptions.starting}). */
-  readonly #starting: (nowMs: number) => boolean
-  /**
-   * The isolate's lessors, each made once (a request makes none) and remade if what made it
-   * changed: its location's object, and the key's root for a key leased straight from it
-   * ({@link leasesFromRoot}).
-   */
-  readonly #locationTo = new MadeUpstream()
-  readonly #root = new MadeUpstream()
 
   /** @param options - clock, keep-alive, stats, id and location (defaults for production) */
   constructor(options: LeaseBookOptions = {}) {
     this.#now = options.now ?? wallClock
     this.#ownStats = options.stats
     this.id = options.id ?? crypto.randomUUID()
-    this.#pacing = {
+    const pacing: Pacing = {
       spread: spreadOf(this.id),
       scarceForWindow: options.scarceForWindow ?? false,
       ...options.regional,
     }
     const startedMs = this.#now()
-    this.#starting = options.starting ?? ((nowMs) => nowMs - startedMs < STARTING_MS)
-    this.#location = options.location
-    this.#region = options.region
+    const starting = options.starting ?? ((nowMs: number) => nowMs - startedMs < STARTING_MS)
+    this.#lessors = new IsolateLessors(this.id, options.location, options.region)
     this.#handBack = new HandBack(
       options.keepAlive ?? keepAliveInRequest,
       options.lapsedGatherMs ?? 0
@@ -245,6 +151,9 @@ export class LeaseBook {
       release: (lease, nowMs) => this.#handBack.all(lease, nowMs),
       oneVersion: options.oneVersion ?? true,
     })
+    const parts = { now: this.#now, leases: this.#leases, handBack: this.#handBack, pacing }
+    this.#refill = new LeaseRefill(parts, starting)
+    this.#taker = new LeaseTaker(parts, this.#refill, (nowMs) => this.#sweep(nowMs))
   }
 
   /** The counters this book's decisions go to: its own, else the isolate's. */
@@ -259,14 +168,12 @@ export class LeaseBook {
    * @param region - its region, if the request says (`regionOf`)
    */
   locate(location: string | undefined, region?: Region): void {
-    if (this.#location !== undefined || location === undefined) return
-    this.#location = location
-    this.#region = region
+    this.#lessors.locate(location, region)
   }
 
   /** Whether this isolate's location is known. */
   get located(): boolean {
-    return this.#location !== undefined
+    return this.#lessors.located
   }
 
   /**
@@ -290,8 +197,8 @@ export class LeaseBook {
     if (!isLeasable(policy)) throw new Error(`${policy.algorithm} cannot be leased`)
     const stats = this.#stats()
     const to = leasesFromRoot(policy)
-      ? this.#rootOf(namespace, timeoutMs, stats)
-      : this.#locationOf(namespace, timeoutMs, stats)
+      ? this.#lessors.rootOf(namespace, timeoutMs, stats)
+      : this.#lessors.locationOf(namespace, timeoutMs, stats)
     const ref: LeaseRef = {
       ruleId: call.rule.id,
       placement: call.rule.placement,
@@ -301,8 +208,8 @@ export class LeaseBook {
     // Most requests are decided from what is held: answered without a promise.
     const nowMs = this.#now()
     this.#sweep(nowMs)
-    const lease = this.#touch(to, ref, nowMs)
-    const now = this.#takeNow(lease, cost, cost, nowMs)
+    const lease = this.#taker.touch(to, ref, nowMs)
+    const now = this.#taker.takeNow(lease, cost, cost, nowMs)
     if (now) return this.#charged(stats, call, lease, now)
     return this.take(to, ref, cost, cost).then(
       (taken) => this.#charged(stats, call, lease, taken),
@@ -340,7 +247,7 @@ export class LeaseBook {
    *   meanwhile join it)
    * @throws {LimiterUnavailableError} when no reservation could be had
    */
-  async take(
+  take(
     to: Upstream,
     ref: LeaseRef,
     min: number,
@@ -348,175 +255,7 @@ export class LeaseBook {
     deadlineMs = Number.POSITIVE_INFINITY,
     sendAtMs = 0
   ): Promise<Take> {
-    const sinceMs = this.#now()
-    this.#sweep(sinceMs)
-    let waited = false
-    let sendAt = sendAtMs
-    let toldWhenOpen = false
-    let first: BookLease | undefined
-    for (;;) {
-      const nowMs = this.#now()
-      // A lessee running one version at a time replaced this policy's lease while the request
-      // waited (an edit reached it): the request, of the version before, is denied for now.
-      // Touched again, the lease would replace the new version's, whose next request replaces
-      // it back: a lease made and handed back each round trip while the request lasts.
-      if (first && this.#leases.get(ref) !== first)
-        return { granted: 0, decision: quietDecision(first, nowMs), waited }
-      const lease = this.#touch(to, ref, nowMs)
-      first ??= lease
-      const now = this.#takeNow(lease, min, max, nowMs)
-      if (now) return waited ? { ...now, waited } : now
-      // Units held that this clock may spend once it is surely in their span: wait for them,
-      // if they cover this request after those already waiting.
-      const dueMs = min > 0 ? soonDueMs(lease, nowMs, min + lease.waiting) : undefined
-      if (dueMs !== undefined && dueMs < deadlineMs) {
-        waited = true
-        lease.waiting += min
-        await delay(dueMs - nowMs)
-        lease.waiting -= min
-        continue
-      }
-      const held = this.#held(lease, nowMs)
-      const stale = lease.pending && nowMs - lease.pending.sinceMs > 2 * to.timeoutMs
-      // A short key: what other lessees lack, this one would wait for. Denied now, the request
-      // costs no wait, and the refill serves the requests after it (demand exceeds the room).
-      // Its lessor short itself gives what it holds; short only upstream, it fetches the need.
-      const shortHere = lease.shortWaitMs !== undefined
-      if ((shortHere || nowMs < (lease.rootShortUntilMs ?? 0)) && !waited && min > 0) {
-        if (!lease.pending || stale)
-          this.#handBack.run(
-            this.#reserve(lease, nowMs, max - held.now, shortHere ? 0 : min).promise
-          )
-        lease.demandSinceReserve += max
-        return { granted: 0, decision: quietDecision(lease, nowMs), waited }
-      }
-      const pending =
-        lease.pending && !stale
-          ? lease.pending
-          : // What the caller wants, not only what it needs: a location's object asking the
-            // root for an isolate fetches that isolate's batch in the same round trip.
-            this.#reserve(
-              lease,
-              nowMs,
-              max - held.now + lease.waiting + lease.waitingExtra,
-              min - held.now,
-              sendAt
-            )
-      waited = true
-      lease.waiting += min
-      lease.waitingExtra += max - min
-      const outcome = await settledBy(pending.promise, deadlineMs - nowMs)
-      lease.waiting -= min
-      lease.waitingExtra -= max - min
-      if (outcome === undefined) {
-        lease.demandSinceReserve += max
-        return { granted: 0, decision: quietDecision(lease, this.#now()), waited }
-      }
-      if (!outcome.ok) {
-        if (outcome.error.reason !== 'overloaded') throw outcome.error
-        // Overloaded even after waits: the key's units cannot be had for now. That is a
-        // decision, not a failure: deny until a horizon has passed (never fail open on load).
-        const nowMs = this.#now()
-        lease.quietUntilMs = nowMs + Math.max(lease.horizonMs, OVERLOAD_QUIET_MS)
-        lease.demandSinceReserve += max
-        return { granted: 0, decision: quietDecision(lease, nowMs), waited }
-      }
-      const { granted, decision, opensInMs } = outcome.reservation
-      const own =
-        min > 0
-          ? this.#takeOwn(lease, outcome.reservation, sinceMs <= pending.sinceMs, sinceMs, min, max)
-          : undefined
-      if (own) return own
-      // Its lessor opens later (a deploy): asked again then, for what is waiting by then.
-      if (granted === 0 && opensInMs !== undefined && !toldWhenOpen) {
-        toldWhenOpen = true
-        sendAt = this.#now() + opensInMs
-        continue
-      }
-      // Denied for a cost no greater than this one: so is this request.
-      if (granted === 0 && pending.minUnits > 0 && pending.minUnits <= min) {
-        lease.demandSinceReserve += max
-        return { granted: 0, decision, waited }
-      }
-      if (granted === 0 && outcome.reservation.scarce && pending.minUnits === 0) {
-        lease.demandSinceReserve += max
-        return { granted: 0, decision: quietDecision(lease, this.#now()), waited }
-      }
-    }
-  }
-
-  /**
-   * A request that waited for a reservation charged after it came is decided as its lessor
-   * decided (at the root, when it charged the units, as an exact-mode object decides): it takes
-   * its units from that grant, and the lessor's decision is its own. So units that land after
-   * their window ended still serve it (the root counted them in that window); what such a grant
-   * holds beyond the request's cost lapses, and goes back.
-   */
-  #takeOwn(
-    lease: BookLease,
-    reservation: Reservation,
-    beforeAsk: boolean,
-    sinceMs: number,
-    min: number,
-    max: number
-  ): Take | undefined {
-    const { chargedAtMs, validUntilMs, epoch } = reservation
-    // Only if it came before the charge: before the ask was made, or, joining the ask in
-    // flight, by the root's clock whatever this one's offset from it.
-    if (!beforeAsk && sinceMs + (lease.clock?.highMs ?? 0) > chargedAtMs) return undefined
-    const validFromMs = reservation.validFromMs ?? chargedAtMs
-    if (validFromMs !== chargedAtMs) return undefined
-    const lot = sameSpan(lease.lots, { epoch, validFromMs, validUntilMs })
-    if (!lot || lot.units < min) return undefined
-    const nowMs = this.#now()
-    const units =
-      lot.hereUntilMs > nowMs
-        ? shareOfHeld(lot.units, min, max, lease.waiting + lease.waitingExtra)
-        : min
-    lot.units -= units
-    lease.demandSinceReserve += max
-    const held = this.#held(lease, nowMs)
-    return {
-      granted: units,
-      lot: { units, chargedAtMs, validFromMs, validUntilMs, epoch },
-      decision: allowedFrom(reservation.decision, held.now),
-      waited: true,
-      decidedAtMs: chargedAtMs,
-    }
-  }
-
-  /**
-   * What a take gives without awaiting anything: units when what is held covers `min`, a
-   * denial while the lessor's word that the key is scarce holds; `undefined` when a
-   * reservation must be awaited.
-   */
-  #takeNow(lease: BookLease, min: number, max: number, nowMs: number): Take | undefined {
-    const held = this.#held(lease, nowMs)
-    if (held.now < min && this.#pacing.scarceForWindow)
-      spreadWindowStart(lease, nowMs, this.#pacing.spread)
-    if (held.now >= min) {
-      const units = shareOfHeld(held.now, min, max, lease.waiting + lease.waitingExtra)
-      lease.demandSinceReserve += max
-      // Taken before a refill is planned: a refill may hand back what is held beyond need.
-      const lot = units > 0 ? takeUnits(lease, units, nowMs) : undefined
-      const heldBefore = held.now
-      held.now -= units
-      this.#refillAhead(lease, nowMs, held)
-      if (!lot?.units) return { granted: 0, decision: snapshotOf(lease, nowMs), waited: false }
-      const decision = allowedFrom(snapshotOf(lease, nowMs), heldBefore - lot.units)
-      return { granted: lot.units, lot, decision, waited: false, decidedAtMs: undefined }
-    }
-    // The lessor said the key is scarce: no more asks until its horizon has passed. Units held
-    // here that start within this clock's uncertainty are waited for instead (`take`).
-    if (
-      !lease.pending &&
-      nowMs < lease.quietUntilMs &&
-      soonDueMs(lease, nowMs, min) === undefined
-    ) {
-      lease.demandSinceReserve += max
-      return { granted: 0, decision: quietDecision(lease, nowMs), waited: false }
-    }
-    return undefined
+    return this.#taker.take(to, ref, min, max, deadlineMs, sendAtMs)
   }
 
   /**
@@ -543,7 +282,7 @@ export class LeaseBook {
   takeAhead(ref: LeaseRef, units: number, windowMs: number): Lot | undefined {
     const lease = this.#leases.get(ref)
     if (!lease) return undefined
-    this.#held(lease, this.#now())
+    this.#refill.held(lease, this.#now())
     return takeAhead(lease, units, windowMs)
   }
 
@@ -677,7 +416,7 @@ export class LeaseBook {
    */
   async forgetHere(namespace: ObjectNamespace, ref: LeaseKey, timeoutMs: number): Promise<void> {
     this.forget(ref.ruleId, ref.key)
-    const to = this.#locationOf(namespace, timeoutMs, this.#stats())
+    const to = this.#lessors.locationOf(namespace, timeoutMs, this.#stats())
     await to.forget?.(ref)
   }
 
@@ -704,7 +443,7 @@ export class LeaseBook {
     const nowMs = this.#now()
     this.#sweep(nowMs)
     for (const lease of this.#leases.values()) {
-      const held = this.#held(lease, nowMs)
+      const held = this.#refill.held(lease, nowMs)
       if (held.now + held.later > 0) return true
     }
     return false
@@ -723,178 +462,6 @@ export class LeaseBook {
     await this.#handBack.settled()
   }
 
-  /** The lessor of this isolate for a key leased straight from its root: the root. */
-  #rootOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
-    return this.#root.get(namespace, timeoutMs, stats, () =>
-      rootUpstream(namespace, { stats, timeoutMs, lessee: this.id })
-    )
-  }
-
-  /** The lessor of this isolate: its location's object. */
-  #locationOf(namespace: ObjectNamespace, timeoutMs: number, stats: ClientStats): Upstream {
-    const make = () =>
-      locationUpstream(namespace, this.#location ?? UNKNOWN_LOCATION, {
-        stats,
-        timeoutMs,
-        lessee: this.id,
-        region: this.#region,
-      })
-    // Kept only once located: until then, a later request may still tell where it is.
-    return this.#location === undefined
-      ? make()
-      : this.#locationTo.get(namespace, timeoutMs, stats, make)
-  }
-
-  /** The key's lease under its policy, made if there is none; marked most recently used. */
-  #touch(to: Upstream, ref: LeaseRef, nowMs: number): BookLease {
-    const lease = this.#leases.touch(ref, nowMs, to)
-    lease.to = to
-    if (lease.reportedRate !== ref.ratePerMs) {
-      lease.reportedRate = ref.ratePerMs
-      lease.plan = undefined
-    }
-    return lease
-  }
-
-  /**
-   * Starts a reservation for `demand` units that waiting requests spend at once, of which
-   * `need` at least (0: any), plus what tops the units held up to a batch; and, near a
-   * window's end, the next window's batch.
-   */
-  #reserve(lease: BookLease, nowMs: number, demand: number, need: number, sendAtMs = 0): Pending {
-    measureRate(lease, nowMs, need)
-    let promise: Promise<Outcome>
-    if (sendAtMs > nowMs) {
-      // Made when sent: the takers waiting then (this one among them) want their share of it.
-      promise = delay(sendAtMs - nowMs).then(() => {
-        // The requests that came meanwhile are the demand this ask is sized by.
-        measureRate(lease, this.#now())
-        const waited = lease.waiting + lease.waitingExtra - this.#held(lease, this.#now()).now
-        return this.#ask(lease, Math.max(demand, waited), need)
-      })
-    } else promise = this.#ask(lease, demand, need)
-    const pending: Pending = { promise, sinceMs: nowMs, minUnits: need }
-    lease.pending = pending
-    void promise.then(() => {
-      if (lease.pending === pending) lease.pending = undefined
-    })
-    return pending
-  }
-
-  /** Asks the lessor for `demand` units that waiting requests spend at once (`need` at least). */
-  #ask(lease: BookLease, demand: number, need: number): Promise<Outcome> {
-    const nowMs = this.#now()
-    lease.plan = undefined
-    const { policy } = lease
-    const plan = this.#planOf(lease, nowMs)
-    const held = this.#held(lease, nowMs)
-    const { units, nextUnits } = askUnits(
-      plan,
-      { ...held, now: held.now - held.ending },
-      demand,
-      lease.shortWaitMs !== undefined || nowMs < lease.scarceUntilMs,
-      nowMs >= lease.aheadRefusedUntilMs
-    )
-    const returned = lease.lapsed
-    lease.lapsed = undefined
-    const spent = lease.spent
-    lease.spent = undefined
-    this.#handBack.sentWithAsk(lease)
-    // Its lessor sizes and paces this book by it.
-    const ratePerMs = demandRate(lease)
-    const ask = {
-      units,
-      minUnits: need,
-      ...(ratePerMs !== undefined ? { ratePerMs } : {}),
-      nextUnits,
-      nextWindowMs: plan.nextWindowMs,
-      ...(returned ? { returned } : {}),
-      ...(spent ? { spent } : {}),
-      ...(this.#starting(nowMs) ? { starting: true as const } : {}),
-    }
-    return lease.to.reserve(lease, policy, ask).then(
-      (reservation): Outcome => {
-        // Asked for the next window and given none (its lessor keeps the room for this one):
-        // no more asks ahead until that window begins.
-        if (nextUnits > 0 && !reservation.next && !reservation.ramp)
-          lease.aheadRefusedUntilMs =
-            (plan.nextWindowMs ?? 0) - (rootTimeOf(lease.clock, nowMs) - nowMs)
-        this.#apply(lease, reservation, nowMs)
-        return { ok: true, reservation }
-      },
-      (error: unknown): Outcome => ({ ok: false, error: unavailableOf(error) })
-    )
-  }
-
-  /** Adds granted units to the lots, and keeps the lessor's answer and pacing. */
-  #apply(lease: BookLease, reservation: Reservation, sentAtMs: number): void {
-    const nowMs = this.#now()
-    lease.plan = undefined
-    lease.snapshot = reservation.decision
-    lease.horizonMs = reservation.horizonMs
-    lease.roundTripMs = Math.max(0, nowMs - sentAtMs)
-    lease.shortWaitMs = undefined
-    const { chargedAtMs } = reservation
-    const rootNowMs = reservation.rootNowMs ?? [chargedAtMs, chargedAtMs]
-    lease.clock = offsetOf(rootNowMs, sentAtMs, nowMs) ?? lease.clock
-    for (const lot of lotsOf(reservation)) addLot(lease, lot, nowMs)
-    // A lease dropped meanwhile (a reset, a quiet sweep, eviction) takes nothing more.
-    if (this.#leases.get(lease) !== lease) this.#handBack.all(lease, nowMs)
-    paceByAnswer(lease, reservation, nowMs, this.#pacing)
-  }
-
-  /**
-   * Reserves the next batch in the background once the units run low (or the next window's
-   * are due and missing). A key too slow to spend one unit over the horizon (batch 0)
-   * reserves only on demand; a key its lessor called scarce waits out the horizon.
-   */
-  #refillAhead(lease: BookLease, nowMs: number, held: Held): void {
-    // Not before a demand is known: measured here, or reported by this book's lessees (a
-    // location's object, whose isolates may ask ahead before it measured a rate of its own).
-    if (lease.pending || (lease.rate === undefined && lease.reportedRate === undefined)) return
-    const { policy } = lease
-    const plan = this.#planOf(lease, nowMs)
-    // Too much held (demand fell, or was overestimated): the excess goes back now, where
-    // other lessees can spend it. Not while starting: its demand is not measured yet, and its
-    // lessor granted it more than it asked for its lessees' first stocks.
-    const excess = held.now - plan.keepAtMost
-    if (excess > 0 && plan.batch > 0 && !this.#starting(nowMs)) {
-      const lot = takeUnits(lease, excess, nowMs)
-      this.#handBack.run(lease.to.refund(lease, policy, lot))
-      return
-    }
-    if (plan.batch + plan.nextBatch === 0 || nowMs < lease.quietUntilMs) return
-    // Units held for later in this window (a short key's, its ramp's) come in without an ask.
-    // Units whose lease ends before the next ask would come are not held for it.
-    const low = held.now - held.ending + held.soon < plan.refillBelow
-    const aheadMissing =
-      plan.aheadDue && nowMs >= lease.aheadRefusedUntilMs && held.later < plan.nextBatch / 2
-    if (!low && !aheadMissing) return
-    this.#handBack.run(this.#reserve(lease, nowMs, 0, 0).promise)
-  }
-
-  /** The key's refill plan: the last one while it holds, else a new one. */
-  #planOf(lease: BookLease, nowMs: number): RefillPlan {
-    if (lease.plan && nowMs < lease.planUntilMs!) return lease.plan
-    const lessee = lesseeState(lease, this.#pacing, this.#now())
-    // Planned by the root's time, whose windows the units are charged in (its `nextWindowMs`
-    // too, which the ask carries): the plan's ends, by this clock.
-    const rootMs = rootTimeOf(lease.clock, nowMs)
-    const plan = refillPlan(lease.policy, lessee, rootMs)
-    // A scarce key's plan changes when its scarcity ends.
-    const scarceEndMs = nowMs < lease.scarceUntilMs ? lease.scarceUntilMs : Infinity
-    lease.plan = plan
-    lease.planUntilMs = Math.min(planStableUntilMs(lessee, plan) - (rootMs - nowMs), scarceEndMs)
-    return plan
-  }
-
-  /** What a key holds now and for later; what lapsed unspent goes back. */
-  #held(lease: BookLease, nowMs: number): Held {
-    const held = heldNow(lease, nowMs, lease.horizonMs)
-    if (lease.lapsed) this.#handBack.lapsed(lease)
-    return held
-  }
-
   /** At most once per quiet time: hands back the units of keys that went quiet. */
   #sweep(nowMs: number): void {
     if (nowMs - this.#lastSweepMs < this.quietMs) return
@@ -910,12 +477,6 @@ export class LeaseBook {
       this.#leases.drop(lease)
     }
   }
-}
-
-/** What a promise settles to within `ms`, or `undefined` if it takes longer. */
-function settledBy<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  if (ms === Number.POSITIVE_INFINITY) return promise
-  return withTimeout(promise, Math.max(0, ms)).catch(() => undefined)
 }
 
 let isolateBook: LeaseBook | undefined
